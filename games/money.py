@@ -1,0 +1,48 @@
+"""Currencies and amounts.
+
+Money is always an ``int`` in the currency's minor unit (CHF 5.00 == 500).
+Floats never hold money anywhere in this project.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Currency(msgspec.Struct, frozen=True):
+    code: str
+    minor_digits: int
+    # Tournament points are not money: they cannot be bought, cashed or passed on.
+    cash: bool = True
+
+    @property
+    def scale(self) -> int:
+        return 10**self.minor_digits
+
+    def units(self, major: int) -> int:
+        """Whole units (francs, euros) to minor units."""
+        return major * self.scale
+
+    def format(self, amount: int) -> str:
+        sign = "-" if amount < 0 else ""
+        whole, frac = divmod(abs(amount), self.scale)
+        if self.minor_digits == 0:
+            return f"{sign}{whole:,} {self.code}"
+        return f"{sign}{whole:,}.{frac:0{self.minor_digits}d} {self.code}"
+
+
+CHF = Currency("CHF", 2)
+EUR = Currency("EUR", 2)
+# Tournament points (Titano Art. 25): whole points, no cash value.
+PTS = Currency("PTS", 0, cash=False)
+
+CURRENCIES: dict[str, Currency] = {c.code: c for c in (CHF, EUR, PTS)}
+
+
+def currency(code: str) -> Currency:
+    try:
+        return CURRENCIES[code]
+    except KeyError:
+        from games.errors import GameError
+
+        raise GameError("unknown_currency", f"Unknown currency {code!r}.") from None

@@ -1,0 +1,45 @@
+"""Money events both engines emit, so the server maps every game to the ledger one way.
+
+Life of a wager (one pile of chips with one owner on one spot):
+
+* ``WagerPlaced``   the owner's chips go on the layout -> the ledger puts a *hold*.
+* ``WagerSettled``  the round decided it: ``returned`` of the stake goes back to the
+  owner (push, partage half, Art. 8 excess), ``stake - returned`` goes to the bank,
+  and ``won`` is paid from the bank on top -> post/void the hold, transfer the win.
+* ``WagerVoided``   the whole stake goes back (void spin/round, table closed).
+
+A wager id is unique within its table for ever (e.g. ``"s41:p7:plein-17"``).
+Adding to a stake (a blackjack double) is a new wager with its own id.
+Amounts are ints in the table currency's minor unit.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class WagerPlaced(msgspec.Struct, frozen=True, tag="wager_placed"):
+    wager: str
+    player: str
+    amount: int
+    # What the chips are on, as a person would say it ("plein 17", "box 3 double").
+    spot: str = ""
+
+
+class WagerSettled(msgspec.Struct, frozen=True, tag="wager_settled"):
+    wager: str
+    player: str
+    stake: int
+    returned: int
+    won: int
+    reason: str = ""
+
+
+class WagerVoided(msgspec.Struct, frozen=True, tag="wager_voided"):
+    wager: str
+    player: str
+    amount: int
+    reason: str = ""
+
+
+WagerEvent = WagerPlaced | WagerSettled | WagerVoided

@@ -1,0 +1,1 @@
+"""The Litestar server: HTTP, websockets, auth, persistence; a thin shell around the engines."""

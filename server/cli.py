@@ -1,0 +1,56 @@
+"""``casino``: the one command line for serving, simulating, odds reports and ledger tools.
+
+Each subcommand lives next to what it drives, in a module with
+``configure(parser)`` and ``run(args) -> int``; this file only wires them up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (command words, module, one-line help)
+COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
+    (("serve",), "server.serve_cli", "run the server"),
+    (("demo",), "server.demo_cli", "run the server with demo tables and bots playing"),
+    (("rtp", "roulette"), "roulette.odds_cli", "exact return to player of every roulette bet"),
+    (("rtp", "blackjack"), "blackjack.odds_cli", "return of blackjack side bets and the main game"),
+    (("simulate", "blackjack"), "blackjack.simulate_cli", "play basic strategy through the engine"),
+    (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
+    (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="casino", description=__doc__.splitlines()[0])
+    groups: dict[tuple[str, ...], argparse._SubParsersAction] = {
+        (): parser.add_subparsers(dest="command", required=True)
+    }
+    for words, module_name, help_text in COMMANDS:
+        for depth in range(1, len(words)):
+            prefix = words[:depth]
+            if prefix not in groups:
+                p = groups[prefix[:-1]].add_parser(prefix[-1], help=f"{prefix[-1]} ...")
+                groups[prefix] = p.add_subparsers(dest="_".join(prefix), required=True)
+        sub = groups[words[:-1]].add_parser(words[-1], help=help_text, description=help_text)
+        sub.set_defaults(_module=module_name)
+        try:
+            importlib.import_module(module_name).configure(sub)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            sub.set_defaults(_missing=True)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "_missing", False):
+        print(f"casino: {args._module} is not part of this build", file=sys.stderr)
+        return 2
+    return int(importlib.import_module(args._module).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
