@@ -1,0 +1,195 @@
+"""Events a roulette table emits. Money moves only through ``games.wagers`` events;
+these say what happened at the table, enough to replay any spin (SpinResult carries the
+bets in force and the number, the WagerSettled that follow each settlement)."""
+
+from __future__ import annotations
+
+import msgspec
+
+from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+
+from .limits import TableSettings
+from .state import Bet, Stake
+
+
+class _Ev(msgspec.Struct, frozen=True, tag_field="type"):
+    pass
+
+
+class SpinOpened(_Ev, tag="spin_opened"):
+    spin: int
+    settings: TableSettings  # in force for this spin
+    prisoners: list[str]  # wagers carried over en prison
+
+
+class Piece(msgspec.Struct, frozen=True):
+    spot: str
+    units: int
+    amount: int
+    wager: str
+
+
+class AnnouncedBetPlaced(_Ev, tag="announced_bet_placed"):
+    announce: str
+    player: str
+    name: str
+    unit: int
+    amount: int
+    pieces: list[Piece]  # the expansion, reported back
+
+
+class OverMaximumEntered(_Ev, tag="over_maximum_entered"):
+    """Art. 8: a croupier-entered bet above the maximum; it plays on the maximum and
+    the excess goes back at settlement."""
+
+    wager: str
+    player: str
+    spot: str
+    maximum: int
+    excess: int
+    entered_by: str
+
+
+class BetsRestated(_Ev, tag="bets_restated"):
+    player: str
+    stakes: list[Stake]
+
+
+class LateBetPending(_Ev, tag="late_bet_pending"):
+    late: str
+    player: str
+    stakes: list[Stake]
+    entered_by: str
+
+
+class LateBetAccepted(_Ev, tag="late_bet_accepted"):
+    late: str
+    player: str
+    by: str
+
+
+class LateBetRefused(_Ev, tag="late_bet_refused"):
+    late: str
+    player: str
+    reason: str
+    by: str = ""
+
+
+class BallLaunched(_Ev, tag="ball_launched"):
+    spin: int
+
+
+class BetsClosed(_Ev, tag="bets_closed"):
+    """"Rien ne va plus"."""
+
+    spin: int
+
+
+class SpinVoided(_Ev, tag="spin_voided"):
+    spin: int
+    reason: str
+
+
+class SpinResult(_Ev, tag="spin_result"):
+    spin: int
+    number: int
+    colour: str
+    source: str
+    bets: list[Bet]  # every bet in force at the result, prisoners included
+    prison_on_zero: str
+    partage_players: list[str]
+
+
+class WagerImprisoned(_Ev, tag="wager_imprisoned"):
+    wager: str
+    player: str
+    spot: str
+    spin: int
+
+
+class PrisonerStays(_Ev, tag="prisoner_stays"):
+    wager: str
+    player: str
+    spot: str
+    spin: int
+
+
+class SpinSettled(_Ev, tag="spin_settled"):
+    spin: int
+    number: int
+    staked: int  # stakes decided this spin
+    returned: int
+    won: int
+
+
+class PrisonerMoved(_Ev, tag="prisoner_moved"):
+    wager: str
+    player: str
+    from_spot: str
+    to_spot: str
+
+
+class PartagePreferenceSet(_Ev, tag="partage_preference_set"):
+    player: str
+    partage: bool
+
+
+class LastSpinAnnounced(_Ev, tag="last_spin_announced"):
+    spin: int
+
+
+class TableSuspended(_Ev, tag="table_suspended"):
+    spin: int
+    reason: str
+    by: str
+
+
+class TableClosed(_Ev, tag="table_closed"):
+    spin: int
+    reason: str
+    by: str
+
+
+class SettingsAnnounced(_Ev, tag="settings_announced"):
+    """New limits, told to everyone at the table, in force from ``effective_spin``."""
+
+    settings: TableSettings
+    effective_spin: int
+    by: str
+    reason: str
+
+
+class LimitRaised(_Ev, tag="limit_raised"):
+    kind: str
+    maximum: int
+    effective_spin: int
+    director: str
+    control_officer: str
+    reason: str
+
+
+class SocietaRegistered(_Ev, tag="societa_registered"):
+    name: str
+    members: list[str]
+    by: str
+
+
+class UnclaimedRecorded(_Ev, tag="unclaimed_recorded"):
+    """Art. 19: for the table's unclaimed register."""
+
+    player: str
+    spin: int
+    kind: str  # "bets" (abandoned on the layout) or "wins" (not collected)
+    amount: int
+    wagers: list[str]
+    by: str
+
+
+Event = (
+    WagerPlaced | WagerSettled | WagerVoided | SpinOpened | AnnouncedBetPlaced
+    | OverMaximumEntered | BetsRestated | LateBetPending | LateBetAccepted | LateBetRefused
+    | BallLaunched | BetsClosed | SpinVoided | SpinResult | WagerImprisoned | PrisonerStays
+    | SpinSettled | PrisonerMoved | PartagePreferenceSet | LastSpinAnnounced
+    | TableSuspended | TableClosed | SettingsAnnounced | LimitRaised | SocietaRegistered
+    | UnclaimedRecorded
+)  # fmt: skip

@@ -1,0 +1,92 @@
+"""Table settings: minimum, maxima per combination kind (Art. 5), the doubled plein,
+the director's raises, the second-zero prison policy. Changed settings apply from the
+next spin and are announced (Art. 5)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from games.errors import GameError
+from games.money import currency
+
+from .layout import KINDS
+
+# Art. 5 maxima in whole units of the currency (francs).
+DEFAULT_MAXIMA = {
+    "plein": 500,
+    "cheval": 1_000,
+    "transversale": 1_500,
+    "carre": 2_000,
+    "quatre_premiers": 2_000,
+    "sixain": 3_000,
+    "douzaine": 5_000,
+    "colonne": 5_000,
+    "simple": 10_000,
+}
+# How far the director may raise (Art. 5, second paragraph).
+DEFAULT_RAISE_CEILINGS = {"plein": 1_500, "cheval": 2_000}
+DEFAULT_MINIMUM = 5  # francs; the house sets it per table (Art. 5)
+
+
+class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
+    currency: str = "CHF"
+    minimum: int  # per concrete bet (each piece of an announced bet), minor units
+    maxima: dict[str, int]  # per kind, per player (or società), per spin, minor units
+    doubled_plein: bool = False  # the table grants the doubled plein (Art. 5)
+    raised: dict[str, int] = msgspec.field(default_factory=dict)  # director's raises
+    raise_ceilings: dict[str, int] = msgspec.field(default_factory=dict)
+    prison_on_zero: Literal["lose", "stay"] = "lose"
+
+    def maximum_base(self, kind: str) -> int:
+        """The maximum before any director's raise (doubled plein included)."""
+        base = self.maxima[kind]
+        return 2 * base if kind == "plein" and self.doubled_plein else base
+
+    def maximum(self, kind: str) -> int:
+        return self.raised.get(kind) or self.maximum_base(kind)
+
+
+def default_settings(
+    currency_code: str = "CHF",
+    *,
+    minimum: int | None = None,
+    doubled_plein: bool = False,
+    prison_on_zero: Literal["lose", "stay"] = "lose",
+) -> TableSettings:
+    cur = currency(currency_code)
+    return TableSettings(
+        currency=cur.code,
+        minimum=cur.units(DEFAULT_MINIMUM) if minimum is None else minimum,
+        maxima={k: cur.units(v) for k, v in DEFAULT_MAXIMA.items()},
+        doubled_plein=doubled_plein,
+        raise_ceilings={k: cur.units(v) for k, v in DEFAULT_RAISE_CEILINGS.items()},
+        prison_on_zero=prison_on_zero,
+    )
+
+
+def check_settings(s: TableSettings) -> None:
+    """Refuse settings the table could not run on."""
+    currency(s.currency)
+    if type(s.minimum) is not int or s.minimum <= 0:
+        raise GameError("invalid_settings", "The table minimum must be a positive whole amount.")
+    if set(s.maxima) != set(KINDS):
+        raise GameError(
+            "invalid_settings", f"Maxima must be set for exactly these kinds: {', '.join(KINDS)}."
+        )
+    for kind in KINDS:
+        m = s.maxima[kind]
+        if type(m) is not int or m < s.minimum:
+            raise GameError(
+                "invalid_settings", f"The maximum on {kind} must be a whole amount >= the minimum."
+            )
+    for kind, m in s.raised.items():
+        ceiling = s.raise_ceilings.get(kind)
+        if ceiling is None or type(m) is not int or not s.maximum_base(kind) <= m <= ceiling:
+            raise GameError(
+                "invalid_settings", f"A raise on {kind} must lie between its maximum and ceiling."
+            )
+    if s.prison_on_zero not in ("lose", "stay"):
+        raise GameError("invalid_settings", "prison_on_zero is 'lose' or 'stay'.")
+

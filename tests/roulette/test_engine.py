@@ -1,0 +1,340 @@
+"""The spin lifecycle (Art. 9-15), late bets, void spins, la dernière, suspension,
+same again (Art. 18), the unclaimed register (Art. 19), replay and the state contract."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from roulette.commands import (
+    AcceptLate, CloseTable, LastSpin, LaunchBall, MarkUnclaimed, NoMoreBets, OpenSpin,
+    PlaceAnnounced, PlaceBet, RaiseLimit, RefuseLate, Result, SameAgain, Suspend, VoidSpin,
+    WithdrawBet, ChangeSettings,
+)  # fmt: skip
+from roulette import events as E
+from roulette.engine import RouletteTable
+from roulette.settlement import settle
+from roulette.state import Actor, RouletteState
+
+CROUPIER = Actor("c1", "croupier")
+CHEF = Actor("h1", "chef")
+DIRECTOR = Actor("d1", "director")
+ANN = Actor("ann")
+BOB = Actor("bob")
+
+OPEN = OpenSpin(by=CROUPIER)
+LAUNCH = LaunchBall(by=CROUPIER)
+RNVP = NoMoreBets(by=CROUPIER)
+
+
+def bet(who=ANN, spot="plein 17", amount=1000, by=None):
+    return PlaceBet(by=by or who, player=who.id, spot=spot, amount=amount)
+
+
+def at(phase: str) -> RouletteTable:
+    """A table in ``phase`` holding one bet of Ann's (where bets can be held)."""
+    t = RouletteTable("t1")
+    if phase == "closed":
+        return t
+    t.handle(OPEN)
+    t.handle(bet())
+    steps = {
+        "open": [], "launched": [LAUNCH], "no_more_bets": [LAUNCH, RNVP],
+        "settled": [LAUNCH, RNVP, Result(by=CROUPIER, number=3)],
+        "suspended": [Suspend(by=CHEF, reason="wheel fault")],
+    }[phase]  # fmt: skip
+    for c in steps:
+        t.handle(c)
+    assert t.state.phase == phase
+    return t
+
+
+def test_full_cycle_closed_to_open_again():
+    t = RouletteTable("t1")
+    assert t.state.phase == "closed"
+    assert t.handle(OPEN) == [E.SpinOpened(1, t.state.settings, [])]
+    (placed,) = t.handle(bet(amount=1000))
+    assert t.handle(LAUNCH) == [E.BallLaunched(1)]
+    assert t.handle(RNVP) == [E.BetsClosed(1)]
+    events = t.handle(Result(by=CROUPIER, number=17, source="wheel_reader", turns=9, ball_direction="opposite"))
+    assert events[0] == E.SpinResult(1, 17, "black", "wheel_reader", [t_bet(placed)], "lose", [])
+    assert events[1:] == [
+        WagerSettled(placed.wager, "ann", 1000, 1000, 35000, "won"),
+        E.SpinSettled(1, 17, 1000, 1000, 35000),
+    ]
+    assert t.state.phase == "settled" and t.state.last_numbers == [17] and t.state.bets == []
+    assert t.handle(OPEN)[0].spin == 2 and t.state.phase == "open"
+
+
+def t_bet(placed: WagerPlaced):
+    from roulette.state import Bet
+
+    return Bet(placed.wager, placed.player, placed.spot, placed.amount, 1, 0, placed.player)
+
+
+ILLEGAL = {
+    # phase: [(command, code)]
+    "closed": [(LAUNCH, "wrong_phase"), (RNVP, "wrong_phase"), (bet(), "table_closed"),
+               (Result(by=CROUPIER, number=1), "wrong_phase"), (VoidSpin(by=CHEF, reason="x"), "wrong_phase"),
+               (LastSpin(by=CROUPIER), "table_closed"), (Suspend(by=CHEF), "wrong_phase"),
+               (CloseTable(by=CHEF), "table_closed")],
+    "open": [(OPEN, "wrong_phase"), (RNVP, "wrong_phase"), (Result(by=CROUPIER, number=1), "wrong_phase"),
+             (VoidSpin(by=CHEF, reason="x"), "wrong_phase"), (AcceptLate(by=CHEF, late="x"), "wrong_phase")],
+    "launched": [(OPEN, "wrong_phase"), (LAUNCH, "wrong_phase"), (Result(by=CROUPIER, number=1), "wrong_phase"),
+                 (AcceptLate(by=CHEF, late="nope"), "unknown_late_bet"),
+                 (RefuseLate(by=CHEF, late="nope"), "unknown_late_bet")],
+    "no_more_bets": [(OPEN, "wrong_phase"), (LAUNCH, "wrong_phase"), (RNVP, "wrong_phase"),
+                     (bet(BOB), "wrong_phase"), (PlaceAnnounced(by=BOB, player="bob", announce="tiers", unit=500), "wrong_phase"),
+                     (SameAgain(by=ANN, player="ann"), "no_previous_bets"),
+                     (AcceptLate(by=CHEF, late="x"), "wrong_phase"), (Result(by=CROUPIER, number=37), "number_out_of_range"),
+                     (Result(by=CROUPIER, number=-1), "number_out_of_range"), (Result(by=CROUPIER, number=1.0), "number_out_of_range"),
+                     (Result(by=CROUPIER, number=1, turns=-1), "invalid_wheel_data"),
+                     (VoidSpin(by=CHEF, reason=""), "missing_reason"), (VoidSpin(by=CROUPIER, reason="x"), "not_allowed")],
+    "settled": [(LAUNCH, "wrong_phase"), (RNVP, "wrong_phase"), (bet(BOB), "wrong_phase"),
+                (Result(by=CROUPIER, number=1), "wrong_phase"), (VoidSpin(by=CHEF, reason="x"), "wrong_phase")],
+    "suspended": [(bet(BOB), "table_suspended"), (LAUNCH, "wrong_phase"), (Suspend(by=CHEF), "wrong_phase"),
+                  (LastSpin(by=CROUPIER), "table_closed")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "phase, command, code",
+    [(p, c, code) for p, cases in ILLEGAL.items() for c, code in cases],
+    ids=lambda x: x if isinstance(x, str) else type(x).__name__,
+)
+def test_illegal_transitions_change_nothing(phase, command, code, refused):
+    refused(at(phase), command, code)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [OpenSpin(by=ANN), LaunchBall(by=ANN), Suspend(by=CROUPIER), CloseTable(by=CROUPIER),
+     ChangeSettings(by=CHEF, settings=RouletteTable().state.settings),
+     RaiseLimit(by=CHEF, kind="plein", maximum=100000, control_officer="x"),
+     MarkUnclaimed(by=CROUPIER, player="ann"), bet(BOB, by=ANN)],
+    ids=lambda c: type(c).__name__,
+)  # fmt: skip
+def test_roles(command, refused):
+    t = RouletteTable("t1")
+    if not isinstance(command, OpenSpin):
+        t.handle(OPEN)
+    refused(t, command, "not_allowed")
+
+
+def test_commands_need_an_actor_and_a_known_command(refused):
+    t = at("open")
+    refused(t, PlaceBet(by=Actor("x", "janitor"), player="x", spot="rouge", amount=500), "not_allowed")
+    refused(t, "spin!", "unknown_command")
+
+
+def test_withdraw_only_before_the_launch(refused):
+    t = at("open")
+    w = t.state.bets[0].wager
+    refused(t, WithdrawBet(by=BOB, wager=w), "not_allowed")
+    refused(t, WithdrawBet(by=ANN, wager="s1-w999"), "unknown_wager")
+    t.handle(LAUNCH)
+    refused(t, WithdrawBet(by=ANN, wager=w), "wrong_phase")
+    t.handle(RNVP)
+    refused(t, WithdrawBet(by=ANN, wager=w), "wrong_phase")
+
+
+def test_withdrawing_a_piece_withdraws_its_announcement():
+    t = at("open")
+    placed = t.handle(PlaceAnnounced(by=BOB, player="bob", announce="tiers", unit=500))
+    assert isinstance(placed[0], E.AnnouncedBetPlaced) and len(placed[0].pieces) == 6
+    pieces = [e.wager for e in placed if isinstance(e, WagerPlaced)]
+    voided = t.handle(WithdrawBet(by=BOB, wager=pieces[2]))
+    assert [e.wager for e in voided] == pieces and all(e.reason == "withdrawn" for e in voided)
+    assert [b.player for b in t.state.bets] == ["ann"] and "bob" not in t.state.placed or not t.state.placed["bob"]
+
+
+def test_late_bets_wait_for_the_chef(refused):
+    t = at("launched")
+    (pending,) = t.handle(bet(BOB, "rouge", 2000))
+    assert isinstance(pending, E.LateBetPending) and t.state.late
+    assert [b.player for b in t.state.bets] == ["ann"]  # not on the layout yet
+    refused(t, AcceptLate(by=CROUPIER, late=pending.late), "not_allowed")
+    (pending2,) = t.handle(PlaceAnnounced(by=BOB, player="bob", announce="orphelins", unit=500))
+    accepted = t.handle(AcceptLate(by=CHEF, late=pending.late))
+    assert accepted[0] == E.LateBetAccepted(pending.late, "bob", "h1")
+    assert isinstance(accepted[1], WagerPlaced) and accepted[1].spot == "rouge"
+    assert t.handle(RefuseLate(by=CHEF, late=pending2.late, reason="too late")) == [
+        E.LateBetRefused(pending2.late, "bob", "too late", "h1")
+    ]
+    refused(t, AcceptLate(by=CHEF, late=pending2.late), "unknown_late_bet")
+    # a late bet is validated when made, too
+    refused(t, bet(BOB, "plein 40", 500), "number_out_of_range")
+
+
+def test_rien_ne_va_plus_refuses_undecided_late_bets():
+    t = at("launched")
+    (pending,) = t.handle(bet(BOB, "rouge", 2000))
+    events = t.handle(RNVP)
+    assert events == [E.BetsClosed(1), E.LateBetRefused(pending.late, "bob", "rien ne va plus before the chef decided")]
+    assert t.state.late == []
+
+
+@pytest.mark.parametrize(
+    "result",
+    [Result(by=CROUPIER, number=17, turns=2), Result(by=CROUPIER, number=17, ball_direction="same"),
+     Result(by=CROUPIER, number=17, turns=0, source="wheel_reader")],
+)  # fmt: skip
+def test_wheel_reader_data_voids_the_spin(result):
+    t = at("no_more_bets")
+    bets_before = list(t.state.bets)
+    (voided,) = t.handle(result)
+    assert isinstance(voided, E.SpinVoided) and "Art. 10" in voided.reason
+    assert t.state.phase == "open" and t.state.bets == bets_before and t.state.last_numbers == []
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    assert any(isinstance(e, WagerSettled) for e in t.handle(Result(by=CROUPIER, number=17, turns=3)))
+
+
+@pytest.mark.parametrize("phase", ["launched", "no_more_bets"])
+def test_rien_va_returns_to_before_the_launch(phase):
+    t = at(phase)
+    if phase == "launched":
+        t.handle(bet(BOB, "rouge", 2000))
+    before = list(t.state.bets)
+    events = t.handle(VoidSpin(by=CHEF, reason="a chip fell in the wheel"))
+    assert events[0] == E.SpinVoided(1, "a chip fell in the wheel")
+    assert t.state.phase == "open" and t.state.bets == before and t.state.late == []
+    assert t.state.spin == 1
+
+
+def test_la_derniere_closes_the_table_after_the_spin_and_returns_prisoners():
+    t = at("open")
+    t.handle(bet(BOB, "rouge", 2000))
+    assert t.handle(LastSpin(by=CROUPIER)) == [E.LastSpinAnnounced(1)]
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    events = t.handle(Result(by=CROUPIER, number=0))
+    prisoner = [e for e in events if isinstance(e, E.WagerImprisoned)][0]
+    assert [type(e) for e in events[-2:]] == [WagerVoided, E.TableClosed]
+    assert events[-2] == WagerVoided(prisoner.wager, "bob", 2000, "table closed after la dernière")
+    assert t.state.phase == "closed" and t.state.bets == [] and not t.state.derniere
+
+
+def test_la_derniere_announced_between_spins_is_the_next_spin():
+    t = at("settled")
+    assert t.handle(LastSpin(by=CROUPIER)) == [E.LastSpinAnnounced(2)]
+    t.handle(OPEN)
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    assert isinstance(t.handle(Result(by=CROUPIER, number=4))[-1], E.TableClosed)
+
+
+@pytest.mark.parametrize("phase", ["open", "launched", "no_more_bets", "settled"])
+@pytest.mark.parametrize("how", ["suspend", "close"])
+def test_suspend_or_close_returns_every_open_bet(phase, how):
+    t = at(phase)
+    if phase == "launched":
+        t.handle(bet(BOB, "rouge", 2000))  # a pending late bet is refused
+    cmd = Suspend(by=CHEF, reason="fault") if how == "suspend" else CloseTable(by=DIRECTOR, reason="end")
+    events = t.handle(cmd)
+    held = [] if phase == "settled" else [(b.wager, b.amount) for b in [t_bet_any(t, events)]]
+    assert [(e.wager, e.amount) for e in events if isinstance(e, WagerVoided)] == held
+    assert t.state.phase == ("suspended" if how == "suspend" else "closed")
+    assert t.state.bets == [] and t.state.late == []
+    t.handle(OPEN)
+    assert t.state.spin == 2 and t.state.phase == "open"
+
+
+def t_bet_any(t, events):
+    (e,) = [e for e in events if isinstance(e, WagerVoided)]
+    return e
+
+
+def test_same_again_restates_last_spins_bets_against_todays_limits(refused):
+    t = at("open")  # ann: plein 17 CHF 10
+    t.handle(PlaceAnnounced(by=ANN, player="ann", announce="voisins", unit=500))
+    t.handle(bet(ANN, "rouge", 3000))
+    w = t.state.bets[-1].wager
+    t.handle(WithdrawBet(by=ANN, wager=w))  # withdrawn: not part of the spin
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    t.handle(Result(by=CROUPIER, number=26))
+    refused(t, SameAgain(by=ANN, player="ann"), "wrong_phase")
+    t.handle(OPEN)
+    refused(t, SameAgain(by=BOB, player="bob"), "no_previous_bets")
+    events = t.handle(SameAgain(by=ANN, player="ann"))
+    assert isinstance(events[0], E.BetsRestated)
+    assert [(s.spot, s.amount, s.announced) for s in events[0].stakes] == [
+        ("plein 17", 1000, False), ("voisins du zéro", 500, True)
+    ]
+    assert sorted(b.spot for b in t.state.bets) == sorted(
+        ["plein 17", "transversale 0-2-3", "cheval 4/7", "cheval 12/15", "cheval 18/21",
+         "cheval 19/22", "cheval 32/35", "carré 25-26-28-29"]
+    )  # fmt: skip
+    # tomorrow's minimum is higher: the restated voisins unit no longer qualifies
+    t.handle(ChangeSettings(by=DIRECTOR, settings=msgspec.structs.replace(t.state.settings, minimum=800)))
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    t.handle(Result(by=CROUPIER, number=26))
+    t.handle(OPEN)
+    refused(t, SameAgain(by=ANN, player="ann"), "below_minimum")
+
+
+def test_unclaimed_wins_and_abandoned_bets(refused):
+    t = at("open")
+    t.handle(bet(BOB, "rouge", 2000))
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    t.handle(Result(by=CROUPIER, number=17))  # ann wins 35x on plein 17; bob loses
+    refused(t, MarkUnclaimed(by=CHEF, player="bob"), "nothing_unclaimed")
+    assert t.handle(MarkUnclaimed(by=CHEF, player="ann")) == [
+        E.UnclaimedRecorded("ann", 1, "wins", 36000, [], "h1")
+    ]
+    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+    t.handle(OPEN)
+    t.handle(SameAgain(by=ANN, player="ann"))
+    w = t.state.bets[0].wager
+    events = t.handle(MarkUnclaimed(by=CHEF, player="ann"))
+    assert events == [WagerVoided(w, "ann", 1000, "abandoned"), E.UnclaimedRecorded("ann", 2, "bets", 1000, [w], "h1")]
+    assert t.state.bets == []
+    t.handle(LAUNCH)
+    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "wrong_phase")
+
+
+def test_state_round_trips_and_events_replay_the_spin():
+    t = at("open")
+    t.handle(PlaceAnnounced(by=BOB, player="bob", announce="finale 1/2", unit=500))
+    t.handle(bet(BOB, "noir", 1500))
+    t.handle(LAUNCH)
+    t.handle(RNVP)
+    events = t.handle(Result(by=CROUPIER, number=22))
+    wire = msgspec.json.encode(events)
+    decoded = msgspec.json.decode(wire, type=list[E.Event])
+    assert decoded == events
+    result = decoded[0]
+    # the SpinResult alone re-settles to the very same WagerSettled events
+    replayed = [
+        WagerSettled(b.wager, b.player, b.amount, ret, won, res)
+        for b, res, ret, won in settle(result.bets, result.number, result.prison_on_zero, result.partage_players)
+    ]
+    assert replayed == [e for e in decoded if isinstance(e, WagerSettled)]
+    copy = RouletteTable.from_state(msgspec.json.decode(msgspec.json.encode(t.state), type=RouletteState))
+    assert copy.state == t.state
+    copy.handle(OPEN)
+    copy.handle(SameAgain(by=BOB, player="bob"))
+    assert len(copy.state.bets) == 6
+
+
+def test_view_shows_every_bet_and_the_viewers_own():
+    t = at("open")
+    t.handle(bet(BOB, "rouge", 2000))
+    v = t.view("bob")
+    assert v.phase == "open" and len(v.bets) == 2 and v.viewer_staked == 2000
+    assert t.view(None).viewer_staked == 0
+    msgspec.json.encode(v)
+
+
+def test_commands_decode_from_the_wire():
+    from roulette.commands import Command
+
+    wire = b'{"type":"place_bet","by":{"id":"ann"},"player":"ann","spot":"cheval 0/3","amount":500}'
+    cmd = msgspec.json.decode(wire, type=Command)
+    assert cmd == PlaceBet(by=ANN, player="ann", spot="cheval 0/3", amount=500)
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(wire.replace(b"500", b"5.5"), type=Command)

@@ -1,0 +1,202 @@
+"""Minimum and maxima (Art. 5-8): summed per player per combination, through announced
+pieces and società; the doubled plein; the director's raise; Art. 8 over-max settlement."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from games.wagers import WagerPlaced, WagerSettled
+from roulette.commands import (
+    ChangeSettings, LaunchBall, NoMoreBets, OpenSpin, PlaceAnnounced, PlaceBet, RaiseLimit,
+    RegisterSocieta, Result, WithdrawBet,
+)  # fmt: skip
+from roulette.engine import RouletteTable
+from roulette.events import LimitRaised, OverMaximumEntered, SettingsAnnounced, SocietaRegistered
+from roulette.limits import default_settings
+from roulette.state import Actor
+
+CROUPIER = Actor("c1", "croupier")
+CHEF = Actor("h1", "chef")
+DIRECTOR = Actor("d1", "director")
+ANN = Actor("ann")
+BOB = Actor("bob")
+CHF = 100  # minor units per franc
+
+
+def new_table(**kw) -> RouletteTable:
+    t = RouletteTable("t1", default_settings(**kw))
+    t.handle(OpenSpin(by=CROUPIER))
+    return t
+
+
+def place(t, who, spot, amount, by=None):
+    return t.handle(PlaceBet(by=by or who, player=who.id, spot=spot, amount=amount))
+
+
+def settle_on(t, number):
+    t.handle(LaunchBall(by=CROUPIER))
+    t.handle(NoMoreBets(by=CROUPIER))
+    return {e.wager: (e.stake, e.returned, e.won) for e in t.handle(Result(by=CROUPIER, number=number)) if isinstance(e, WagerSettled)}
+
+
+def test_default_maxima_of_art_5():
+    s = default_settings()
+    assert {k: s.maximum(k) // CHF for k in s.maxima} == {
+        "plein": 500, "cheval": 1000, "transversale": 1500, "carre": 2000, "quatre_premiers": 2000,
+        "sixain": 3000, "douzaine": 5000, "colonne": 5000, "simple": 10000,
+    }  # fmt: skip
+    assert default_settings(doubled_plein=True).maximum("plein") == 1000 * CHF
+
+
+def test_minimum_per_bet_and_per_announced_unit(refused):
+    t = new_table()
+    assert t.state.settings.minimum == 5 * CHF
+    err = refused(t, PlaceBet(by=ANN, player="ann", spot="plein 1", amount=499), "below_minimum")
+    assert "5.00 CHF" in err.message
+    refused(t, PlaceAnnounced(by=ANN, player="ann", announce="tiers", unit=499), "below_minimum")
+    place(t, ANN, "plein 1", 500)
+
+
+@pytest.mark.parametrize("amount", [0, -500, 12.5, 1000.0, True, "1000"])
+def test_amounts_must_be_positive_whole_numbers(amount, refused):
+    t = new_table()
+    refused(t, PlaceBet(by=ANN, player="ann", spot="rouge", amount=amount), "invalid_amount")
+
+
+def test_maximum_sums_every_chip_of_the_player_on_the_combination(refused):
+    t = new_table()
+    place(t, ANN, "plein 17", 300 * CHF)
+    err = refused(t, PlaceBet(by=ANN, player="ann", spot="plein 17", amount=201 * CHF), "over_maximum")
+    assert err.details["room"] == 200 * CHF
+    assert "200.00 CHF" in err.message
+    place(t, BOB, "plein 17", 500 * CHF)  # each player has his own maximum
+    place(t, ANN, "plein 17", 200 * CHF)
+
+
+def test_announced_pieces_count_toward_the_maxima(refused):
+    t = new_table()
+    place(t, ANN, "cheval 17/20", 990 * CHF)
+    # orphelins puts one unit on 17/20: 990 + 20 > 1,000
+    err = refused(t, PlaceAnnounced(by=ANN, player="ann", announce="orphelins", unit=20 * CHF), "over_maximum")
+    assert err.details["spot"] == "cheval 17/20" and err.details["room"] == 10 * CHF
+    t.handle(PlaceAnnounced(by=ANN, player="ann", announce="orphelins", unit=10 * CHF))
+    # voisins puts two units on 0-2-3: a unit of 751 would need 1,502 > 1,500
+    refused(t, PlaceAnnounced(by=ANN, player="ann", announce="voisins du zéro", unit=751 * CHF), "over_maximum")
+    t.handle(PlaceAnnounced(by=ANN, player="ann", announce="voisins du zéro", unit=750 * CHF))
+    # and then a direct bet on a piece's combination sees them
+    refused(t, PlaceBet(by=ANN, player="ann", spot="transversale 0-2-3", amount=500), "over_maximum")
+
+
+def test_announced_neighbours_overlapping_a_plein(refused):
+    t = new_table()
+    t.handle(PlaceAnnounced(by=ANN, player="ann", announce="17 et 2 voisins", unit=300 * CHF))
+    refused(t, PlaceAnnounced(by=ANN, player="ann", announce="25 et 1 voisins", unit=201 * CHF), "over_maximum")
+    t.handle(PlaceAnnounced(by=ANN, player="ann", announce="25 et 1 voisins", unit=200 * CHF))
+
+
+def test_societa_members_share_one_maximum(refused):
+    t = new_table()
+    place(t, ANN, "douzaine 2", 3000 * CHF)
+    assert t.handle(RegisterSocieta(by=CHEF, name="fratelli", members=["ann", "bob"])) == [
+        SocietaRegistered("fratelli", ["ann", "bob"], "h1")
+    ]
+    err = refused(t, PlaceBet(by=BOB, player="bob", spot="douzaine 2", amount=2001 * CHF), "over_maximum")
+    assert err.details["room"] == 2000 * CHF and "società" in err.message
+    place(t, BOB, "douzaine 2", 2000 * CHF)
+    place(t, Actor("cy"), "douzaine 2", 5000 * CHF)  # not a member
+
+
+def test_societa_registration_rules(refused):
+    t = new_table()
+    place(t, ANN, "rouge", 6000 * CHF)
+    place(t, BOB, "rouge", 6000 * CHF)
+    refused(t, RegisterSocieta(by=CROUPIER, name="x", members=["ann", "cy"]), "not_allowed")
+    refused(t, RegisterSocieta(by=CHEF, name="x", members=["ann"]), "invalid_societa")
+    refused(t, RegisterSocieta(by=CHEF, name="x", members=["ann", "bob"]), "societa_over_maximum")
+    t.handle(RegisterSocieta(by=CHEF, name="x", members=["ann", "cy"]))
+    refused(t, RegisterSocieta(by=CHEF, name="y", members=["cy", "dan"]), "invalid_societa")
+    refused(t, RegisterSocieta(by=CHEF, name="x", members=["eve", "dan"]), "invalid_societa")
+
+
+def test_doubled_plein(refused):
+    t = new_table(doubled_plein=True)
+    place(t, ANN, "plein 5", 1000 * CHF)
+    refused(t, PlaceBet(by=ANN, player="ann", spot="plein 6", amount=1001 * CHF), "over_maximum")
+    place(t, ANN, "cheval 5/6", 1000 * CHF)  # the cheval is not doubled
+    refused(t, PlaceBet(by=ANN, player="ann", spot="cheval 5/8", amount=1001 * CHF), "over_maximum")
+
+
+def test_director_raise_names_who_authorised_it_and_applies_from_next_spin(refused):
+    t = new_table()
+    refused(t, RaiseLimit(by=CHEF, kind="plein", maximum=1500 * CHF, control_officer="m. rossi"), "not_allowed")
+    refused(t, RaiseLimit(by=DIRECTOR, kind="plein", maximum=1500 * CHF, control_officer=""), "missing_authorisation")
+    refused(t, RaiseLimit(by=DIRECTOR, kind="plein", maximum=1501 * CHF, control_officer="m. rossi"), "raise_out_of_range")
+    refused(t, RaiseLimit(by=DIRECTOR, kind="cheval", maximum=2001 * CHF, control_officer="m. rossi"), "raise_out_of_range")
+    refused(t, RaiseLimit(by=DIRECTOR, kind="carre", maximum=2001 * CHF, control_officer="m. rossi"), "raise_not_allowed")
+    events = t.handle(RaiseLimit(by=DIRECTOR, kind="plein", maximum=1500 * CHF, control_officer="m. rossi"))
+    assert events[0] == LimitRaised("plein", 1500 * CHF, 2, "d1", "m. rossi", "plein maximum raised")
+    assert isinstance(events[1], SettingsAnnounced) and events[1].effective_spin == 2
+    t.handle(RaiseLimit(by=DIRECTOR, kind="cheval", maximum=2000 * CHF, control_officer="m. rossi"))
+    # this spin still runs on the old limits
+    refused(t, PlaceBet(by=ANN, player="ann", spot="plein 5", amount=501 * CHF), "over_maximum")
+    settle_on(t, 1)
+    t.handle(OpenSpin(by=CROUPIER))
+    assert t.state.settings.maximum("plein") == 1500 * CHF
+    assert t.state.settings.maximum("cheval") == 2000 * CHF
+    place(t, ANN, "plein 5", 1500 * CHF)
+    place(t, ANN, "cheval 5/8", 2000 * CHF)
+    refused(t, PlaceBet(by=ANN, player="ann", spot="plein 5", amount=500), "over_maximum")
+
+
+def test_settings_change_from_the_next_spin_and_are_announced(refused):
+    t = new_table()
+    new = msgspec.structs.replace(t.state.settings, minimum=25 * CHF, prison_on_zero="stay")
+    refused(t, ChangeSettings(by=CHEF, settings=new), "not_allowed")
+    bad = msgspec.structs.replace(new, minimum=0)
+    refused(t, ChangeSettings(by=DIRECTOR, settings=bad), "invalid_settings")
+    refused(t, ChangeSettings(by=DIRECTOR, settings=msgspec.structs.replace(new, currency="EUR")), "invalid_settings")
+    assert t.handle(ChangeSettings(by=DIRECTOR, settings=new, reason="evening")) == [
+        SettingsAnnounced(new, 2, "d1", "evening")
+    ]
+    place(t, ANN, "rouge", 5 * CHF)  # the old minimum still holds this spin
+    assert t.view().pending_settings == new
+    settle_on(t, 3)
+    t.handle(OpenSpin(by=CROUPIER))
+    assert t.state.settings == new and t.state.pending_settings is None
+    refused(t, PlaceBet(by=ANN, player="ann", spot="rouge", amount=5 * CHF), "below_minimum")
+
+
+def test_player_over_maximum_is_refused_with_the_room_left(refused):
+    t = new_table()
+    err = refused(t, PlaceBet(by=ANN, player="ann", spot="sixain 1-6", amount=3001 * CHF), "over_maximum")
+    assert err.details == {"spot": "sixain 1-6", "room": 3000 * CHF, "maximum": 3000 * CHF, "units": 0}
+
+
+@pytest.mark.parametrize("number, expected", [(5, (700 * CHF, 700 * CHF, 500 * CHF * 35)), (6, (700 * CHF, 200 * CHF, 0))])
+def test_croupier_entered_over_maximum_settles_on_the_maximum_and_returns_the_excess(number, expected):
+    t = new_table()
+    events = place(t, ANN, "plein 5", 700 * CHF, by=CROUPIER)
+    wager = events[0].wager
+    assert events == [
+        WagerPlaced(wager, "ann", 700 * CHF, "plein 5"),
+        OverMaximumEntered(wager, "ann", "plein 5", 500 * CHF, 200 * CHF, "c1"),
+    ]
+    assert settle_on(t, number) == {wager: expected}
+
+
+def test_croupier_excess_is_computed_against_chips_already_there():
+    t = new_table()
+    first = place(t, ANN, "plein 5", 400 * CHF)[0].wager
+    second = place(t, ANN, "plein 5", 300 * CHF, by=CHEF)[0].wager
+    assert settle_on(t, 5) == {
+        first: (400 * CHF, 400 * CHF, 400 * CHF * 35),
+        second: (300 * CHF, 300 * CHF, 100 * CHF * 35),  # 200 over the maximum, unpaid
+    }
+
+
+def test_withdrawing_frees_room():
+    t = new_table()
+    w = place(t, ANN, "colonne 1", 5000 * CHF)[0].wager
+    t.handle(WithdrawBet(by=ANN, wager=w))
+    place(t, ANN, "colonne 1", 5000 * CHF)

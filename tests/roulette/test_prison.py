@@ -1,0 +1,157 @@
+"""Zero (Art. 3): en prison, partage, freeing, losing, second zeros, moving a prisoner."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.wagers import WagerPlaced, WagerSettled
+from roulette.commands import (
+    ChoosePartage, LaunchBall, MovePrisoner, NoMoreBets, OpenSpin, PlaceBet, Result,
+    SetPartagePreference, WithdrawBet,
+)  # fmt: skip
+from roulette.engine import RouletteTable
+from roulette.events import PrisonerMoved, PrisonerStays, WagerImprisoned
+from roulette.limits import default_settings
+from roulette.state import Actor
+
+CROUPIER = Actor("c1", "croupier")
+ANN = Actor("ann")
+BOB = Actor("bob")
+
+
+def new_table(policy: str = "lose") -> RouletteTable:
+    t = RouletteTable("t1", default_settings(prison_on_zero=policy))
+    t.handle(OpenSpin(by=CROUPIER))
+    return t
+
+
+def bet(t: RouletteTable, who: Actor, spot: str, amount: int) -> str:
+    (ev,) = [e for e in t.handle(PlaceBet(by=who, player=who.id, spot=spot, amount=amount)) if isinstance(e, WagerPlaced)]
+    return ev.wager
+
+
+def spin_and_reopen(t: RouletteTable, number: int) -> list:
+    t.handle(LaunchBall(by=CROUPIER))
+    t.handle(NoMoreBets(by=CROUPIER))
+    events = t.handle(Result(by=CROUPIER, number=number))
+    t.handle(OpenSpin(by=CROUPIER))
+    return events
+
+
+def settled(events) -> dict[str, tuple[int, int, str]]:
+    return {e.wager: (e.returned, e.won, e.reason) for e in events if isinstance(e, WagerSettled)}
+
+
+def test_zero_imprisons_simple_chances_and_takes_multiples_without_zero():
+    t = new_table()
+    w_red = bet(t, ANN, "rouge", 1000)
+    w_doz = bet(t, ANN, "douzaine 1", 1000)
+    w_col = bet(t, ANN, "colonne 2", 1000)
+    w_4p = bet(t, ANN, "quatre premiers", 1000)
+    w_c = bet(t, ANN, "cheval 0/2", 1000)
+    events = spin_and_reopen(t, 0)
+    assert settled(events) == {
+        w_doz: (0, 0, "lost"), w_col: (0, 0, "lost"),
+        w_4p: (1000, 8000, "won"), w_c: (1000, 17000, "won"),
+    }  # fmt: skip
+    assert [e.wager for e in events if isinstance(e, WagerImprisoned)] == [w_red]
+    assert t.view().prisoners == [w_red]
+    assert t.state.bets[0].prison
+
+
+@pytest.mark.parametrize("number, outcome", [(3, (1000, 0, "freed")), (2, (0, 0, "prison_lost"))])
+def test_prisoner_freed_unpaid_or_lost_on_the_next_decisive_spin(number, outcome):
+    t = new_table()
+    w = bet(t, ANN, "rouge", 1000)
+    spin_and_reopen(t, 0)
+    assert settled(spin_and_reopen(t, number)) == {w: outcome}
+    assert t.state.bets == []
+
+
+def test_second_zero_loses_by_default():
+    t = new_table("lose")
+    w = bet(t, ANN, "pair", 1000)
+    spin_and_reopen(t, 0)
+    assert settled(spin_and_reopen(t, 0)) == {w: (0, 0, "prison_lost")}
+
+
+def test_second_zero_stays_when_the_table_says_so():
+    t = new_table("stay")
+    w = bet(t, ANN, "pair", 1000)
+    spin_and_reopen(t, 0)
+    events = spin_and_reopen(t, 0)
+    assert settled(events) == {}
+    assert [e.wager for e in events if isinstance(e, PrisonerStays)] == [w]
+    assert settled(spin_and_reopen(t, 0)) == {}
+    assert settled(spin_and_reopen(t, 36)) == {w: (1000, 0, "freed")}
+
+
+def test_standing_partage_preference_returns_half_at_once():
+    t = new_table()
+    t.handle(SetPartagePreference(by=ANN, player="ann", partage=True))
+    w_even = bet(t, ANN, "manque", 1000)
+    w_odd = bet(t, ANN, "passe", 1001)
+    w_bob = bet(t, BOB, "passe", 1000)
+    events = spin_and_reopen(t, 0)
+    # odd stake: the player gets the larger half (the bank takes half, never more)
+    assert settled(events) == {w_even: (500, 0, "partage"), w_odd: (501, 0, "partage")}
+    assert [e.wager for e in events if isinstance(e, WagerImprisoned)] == [w_bob]
+    t.handle(SetPartagePreference(by=ANN, player="ann", partage=False))
+    bet(t, ANN, "manque", 1000)
+    assert len([e for e in spin_and_reopen(t, 0) if isinstance(e, WagerImprisoned)]) == 1
+
+
+@pytest.mark.parametrize("reopen", [False, True])
+def test_partage_chosen_after_the_zero(reopen, refused):
+    t = new_table()
+    w = bet(t, ANN, "noir", 2000)
+    t.handle(LaunchBall(by=CROUPIER))
+    t.handle(NoMoreBets(by=CROUPIER))
+    t.handle(Result(by=CROUPIER, number=0))
+    if reopen:  # still possible once the next spin is open, and while its ball runs
+        t.handle(OpenSpin(by=CROUPIER))
+        t.handle(LaunchBall(by=CROUPIER))
+    refused(t, ChoosePartage(by=BOB, wager=w), "not_allowed")
+    assert t.handle(ChoosePartage(by=ANN, wager=w)) == [WagerSettled(w, "ann", 2000, 1000, 0, "partage")]
+    assert t.state.bets == []
+
+
+def test_no_choice_once_the_next_spin_is_closed(refused):
+    t = new_table()
+    w = bet(t, ANN, "noir", 2000)
+    spin_and_reopen(t, 0)
+    t.handle(LaunchBall(by=CROUPIER))
+    t.handle(NoMoreBets(by=CROUPIER))
+    refused(t, ChoosePartage(by=ANN, wager=w), "wrong_phase")
+    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge"), "wrong_phase")
+
+
+def test_move_a_prisoner_to_another_simple_chance(refused):
+    t = new_table()
+    w = bet(t, ANN, "rouge", 1000)
+    spin_and_reopen(t, 0)
+    refused(t, MovePrisoner(by=ANN, wager=w, to="plein 17"), "not_simple_chance")
+    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge"), "same_spot")
+    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge/noir"), "astride_forbidden")
+    refused(t, MovePrisoner(by=BOB, wager=w, to="noir"), "not_allowed")
+    assert t.handle(MovePrisoner(by=ANN, wager=w, to="black")) == [PrisonerMoved(w, "ann", "rouge", "noir")]
+    assert settled(spin_and_reopen(t, 2)) == {w: (1000, 0, "freed")}  # 2 is black
+
+
+def test_only_a_prisoner_can_be_moved_or_split(refused):
+    t = new_table()
+    w = bet(t, ANN, "rouge", 1000)
+    refused(t, MovePrisoner(by=ANN, wager=w, to="noir"), "not_imprisoned")
+    refused(t, ChoosePartage(by=ANN, wager=w), "not_imprisoned")
+    refused(t, MovePrisoner(by=ANN, wager="s9-w99", to="noir"), "unknown_wager")
+
+
+def test_a_prisoner_cannot_be_withdrawn_and_counts_toward_the_maximum(refused):
+    t = new_table()
+    w = bet(t, ANN, "impair", 1_000_000)  # the full CHF 10,000 maximum
+    spin_and_reopen(t, 0)
+    refused(t, WithdrawBet(by=ANN, wager=w), "imprisoned")
+    err = refused(t, PlaceBet(by=ANN, player="ann", spot="impair", amount=500), "over_maximum")
+    assert err.details["room"] == 0
+    bet(t, ANN, "pair", 500)
+    refused(t, MovePrisoner(by=ANN, wager=w, to="pair"), "over_maximum")
