@@ -1,0 +1,31 @@
+"""Ledger fixtures: a Ledger on a fresh, migrated PostgreSQL database per test."""
+
+from __future__ import annotations
+
+import pytest
+
+from games.db.pool import create_pool
+from games.ledger import Ledger, accounts
+
+
+@pytest.fixture
+async def pool(fresh_db):
+    p = await create_pool(fresh_db, min_size=1, max_size=20)
+    try:
+        yield p
+    finally:
+        await p.close()
+
+
+@pytest.fixture
+async def ledger(pool):
+    return Ledger(pool)
+
+
+@pytest.fixture
+async def table(ledger):
+    """A CHF roulette table's bank and two players with CHF 100.00 each."""
+    await ledger.open_account(accounts.bank("r1", "CHF"))
+    for user in ("anna", "bruno"):
+        await ledger.deposit(user, "CHF", 10000, f"dep-{user}")
+    return accounts.bank("r1", "CHF")
