@@ -1,0 +1,179 @@
+"""Events the blackjack engine emits, besides the money events of ``games.wagers``."""
+
+from __future__ import annotations
+
+import msgspec
+
+from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+
+
+class _Ev(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
+    pass
+
+
+class ShoeShuffled(_Ev, tag="shoe_shuffled"):
+    cards: int
+    # sha256 of the order: the server can publish it now and reveal the order later.
+    commitment: str
+
+
+class ShoeCut(_Ev, tag="shoe_cut"):
+    by: str
+    at: int
+    chosen: bool  # False: the player passed and the cut point was drawn
+
+
+class CardsBurned(_Ev, tag="cards_burned"):
+    count: int
+
+
+class ShoeEnded(_Ev, tag="shoe_ended"):
+    cut_entitled: str  # who may cut the next shoe ("" = staff)
+
+
+class SeatTaken(_Ev, tag="seat_taken"):
+    player: str
+    box: int
+
+
+class SeatLeft(_Ev, tag="seat_left"):
+    player: str
+    box: int
+
+
+class RoundOpened(_Ev, tag="round_opened"):
+    round: int
+    min_bet: int
+    max_bet: int
+    button: int  # 0: the profile has no button
+
+
+class LimitsChanged(_Ev, tag="limits_changed"):
+    by: str
+    min_bet: int
+    max_bet: int
+    from_round: int
+
+
+class BetsClosed(_Ev, tag="bets_closed"):
+    round: int
+    by: str
+    order: list[int]  # boxes in dealing order
+    holders: list[str]
+
+
+class CardDealt(_Ev, tag="card_dealt"):
+    box: int  # 0 = dealer
+    hand: int
+    card: int
+
+
+class HoleCardDealt(_Ev, tag="hole_card_dealt"):
+    pass
+
+
+class HoleCardShown(_Ev, tag="hole_card_shown"):
+    card: int
+
+
+class CutCardOut(_Ev, tag="cut_card_out"):
+    round: int
+
+
+class OffersOpened(_Ev, tag="offers_opened"):
+    insurance: bool
+    even_money: list[int]  # boxes with a blackjack that may take even money
+    waiting: list[str]  # "player@box" still to answer
+
+
+class OffersClosed(_Ev, tag="offers_closed"):
+    pass
+
+
+class Turn(_Ev, tag="turn"):
+    box: int
+    hand: int
+    player: str
+
+
+class Acted(_Ev, tag="acted"):
+    box: int
+    hand: int
+    action: str
+    by: str
+
+
+class BehindAsked(_Ev, tag="behind_asked"):
+    box: int
+    hand: int
+    action: str  # "double" | "split"
+    players: list[str]
+
+
+class BehindChose(_Ev, tag="behind_chose"):
+    box: int
+    player: str
+    choice: str
+
+
+class HandDone(_Ev, tag="hand_done"):
+    box: int
+    hand: int
+    total: int
+    bust: bool
+
+
+class DealerDone(_Ev, tag="dealer_done"):
+    total: int
+    blackjack: bool
+    bust: bool
+    drew: bool  # False: every box was decided and no insurance stood
+
+
+class RoundSettled(_Ev, tag="round_settled"):
+    round: int
+    last_of_shoe: bool
+
+
+class RoundVoided(_Ev, tag="round_voided"):
+    round: int
+    by: str
+    reason: str
+    boxes: list[int]  # [] = the whole round
+
+
+class CardBurned(_Ev, tag="card_burned"):
+    by: str
+    card: int
+
+
+class CardExposed(_Ev, tag="card_exposed"):
+    by: str
+    card: int
+
+
+class ButtonMoved(_Ev, tag="button_moved"):
+    box: int
+
+
+Event = (
+    ShoeShuffled | ShoeCut | CardsBurned | ShoeEnded | SeatTaken | SeatLeft | RoundOpened
+    | LimitsChanged | BetsClosed | CardDealt | HoleCardDealt | HoleCardShown | CutCardOut
+    | OffersOpened | OffersClosed | Turn | Acted | BehindAsked | BehindChose | HandDone
+    | DealerDone | RoundSettled | RoundVoided | CardBurned | CardExposed | ButtonMoved
+    | WagerPlaced | WagerSettled | WagerVoided
+)
+
+
+class ShoeRanShort(_Ev, tag="shoe_ran_short"):
+    # "void": the round is void (Titano Art. 7); "reshuffle": the discards are shuffled
+    # (a Shuffle command of exactly those cards) and the round goes on.
+    action: str
+
+
+class ReshuffleOrdered(_Ev, tag="reshuffle_ordered"):
+    by: str
+    after_round: bool  # False: the shoe ended at once
+
+
+Event = Event | ShoeRanShort | ReshuffleOrdered

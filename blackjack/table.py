@@ -1,0 +1,1047 @@
+"""The blackjack table: the one place that owns the game's transitions.
+
+``BlackjackTable.handle(command) -> events`` validates a command completely, then mutates
+the state and runs every step that needs no one's decision (dealing from the shoe on RNG
+tables, auto-standing, the dealer's play, settlement) until it waits for a command again.
+On a live table the engine also waits for each card (``Card``) and checks it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from blackjack import commands as C
+from blackjack import events as E
+from blackjack.cards import VALUE, hand_value, is_blackjack
+from blackjack.profiles import BOXES, Profile, validate
+from blackjack.settlement import (
+    AFTER_DEAL,
+    HAND_KINDS,
+    ROUND_END,
+    SETTLE,
+    hand_outcome,
+    settle_bust,
+    settle_even_money,
+    settle_insurance,
+)
+from blackjack.shoe import check_order, commitment, cut, cut_bounds, fresh_counts
+from blackjack.cards import full_shoe
+from blackjack.state import BEHIND, BOX, DOUBLE, INSURANCE, SPLIT, Bet, Box, Hand, TableState, Wager
+from blackjack.view import table_view
+from games.errors import GameError
+from games.wagers import WagerPlaced, WagerVoided
+
+DEALER = -1
+HOLE = -2
+ROUND_PHASES = frozenset(("dealing", "offers", "play", "dealer", "reshuffle"))
+
+
+def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
+    if min_bet <= 0 or max_bet < min_bet:
+        raise GameError("bad_limits", "The minimum must be positive and the maximum at least the minimum.")
+    if p.max_to_min_ratio and max_bet > p.max_to_min_ratio * min_bet:
+        raise GameError("bad_limits", f"The maximum may be at most {p.max_to_min_ratio} times the minimum.")
+    if p.max_bet_cap and max_bet > p.max_bet_cap:
+        raise GameError("bad_limits", f"The maximum may not exceed {p.max_bet_cap} (minor units).")
+
+
+def _err(code: str, message: str) -> GameError:
+    return GameError(code, message)
+
+
+class BlackjackTable:
+    def __init__(
+        self, table_id: str, profile: Profile, *, min_bet: int, max_bet: int, live: bool = False
+    ) -> None:
+        validate(profile)
+        check_limits(profile, min_bet, max_bet)
+        self.state = TableState(
+            table_id=table_id,
+            profile=profile,
+            live=live,
+            min_bet=min_bet,
+            max_bet=max_bet,
+            button=BOXES if profile.button else 0,
+        )
+        self._ev: list[Any] = []
+
+    @classmethod
+    def from_state(cls, state: TableState) -> BlackjackTable:
+        t = cls.__new__(cls)
+        t.state = state
+        t._ev = []
+        return t
+
+    def view(self, viewer: str | None) -> Any:
+        return table_view(self.state, viewer)
+
+    def handle(self, cmd: Any) -> list[Any]:
+        h = _HANDLERS.get(type(cmd))
+        if h is None:
+            raise _err("malformed_command", "That is not a blackjack command.")
+        self._ev = ev = []
+        h(self, cmd)
+        self._ev = []
+        return ev
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _staff(self, cmd: Any) -> None:
+        if cmd.role not in C.STAFF:
+            raise _err("staff_only", "Only the croupier or the chef may do that.")
+
+    def _box_index(self, number: int) -> int:
+        for i, b in enumerate(self.state.boxes):
+            if b.number == number:
+                return i
+        raise _err("no_such_box", f"Box {number} is not in play this round.")
+
+    def _new_id(self) -> str:
+        s = self.state
+        s.seq += 1
+        return f"{s.table_id}:r{s.round}:{s.seq}"
+
+    def _place(self, box: Box, player: str, kind: str, amount: int, hand: int) -> Wager:
+        w = Wager(self._new_id(), player, kind, amount, hand)
+        box.wagers.append(w)
+        self._ev.append(WagerPlaced(w.id, player, amount, f"box {box.number} {kind}"))
+        return w
+
+    def _stake_on(self, box: Box, player: str, hand: int) -> Wager | None:
+        """The player's own stake (not a double) riding on ``hand``."""
+        for w in box.wagers:
+            if w.player == player and w.hand == hand and w.kind in (BOX, BEHIND, SPLIT):
+                return w
+        return None
+
+    def _decision(self, cmd: Any) -> tuple[Box, Hand]:
+        """Checks common to hit/stand/double/split: the phase, the turn, the owner."""
+        s = self.state
+        if s.phase != "play" or s.need or s.behind:
+            raise _err("not_decision_time", "No decision is being asked for now.")
+        bi = self._box_index(cmd.box)
+        box = s.boxes[bi]
+        if bi != s.turn_box or cmd.hand != s.turn_hand:
+            raise _err("not_your_turn", f"It is box {s.boxes[s.turn_box].number}'s turn, hand {s.turn_hand}.")
+        if cmd.role == "player":
+            if cmd.by != box.holder:
+                raise _err("not_your_box", f"Only box {box.number}'s holder decides for it.")
+        elif cmd.role == "system":
+            if not isinstance(cmd, C.Stand):
+                raise _err("system_may_only_stand", "A time-out can only stand.")
+        elif not s.live:
+            raise _err("not_for_staff", "Staff enter decisions only on live tables.")
+        return box, box.hands[cmd.hand]
+
+    # -- the shoe -----------------------------------------------------------------------
+
+    def _draw(self) -> int:
+        """Next card from an RNG shoe, or -1 if none is left."""
+        s = self.state
+        if s.pos >= len(s.order):
+            return -1
+        if s.pos == s.cut_index:
+            self._cut_card_out()
+        c = s.order[s.pos]
+        s.pos += 1
+        s.exposed = -1
+        return c
+
+    def _cut_card_out(self) -> None:
+        s = self.state
+        s.cut_index = -1
+        if s.last_round:
+            return
+        s.last_round = True
+        # Campione Art. 30: the cut goes to whoever "received" the cut card: the box the
+        # next card was for; the dealer passes it to the player on the left.
+        if not s.profile.button:
+            holder = ""
+            if s.need and s.need[0] >= 0:
+                holder = s.boxes[s.need[0] >> 3].holder
+            elif s.boxes:
+                holder = min(s.boxes, key=lambda b: b.number).holder
+            s.cut_entitled = holder
+        self._ev.append(E.CutCardOut(round=s.round))
+
+    def _give(self, card: int) -> None:
+        s = self.state
+        t = s.need.pop(0)
+        if t < 0:
+            s.dealer.append(card)
+            if t == HOLE:
+                s.hole_hidden = True
+                self._ev.append(E.HoleCardDealt())
+            else:
+                self._ev.append(E.CardDealt(box=0, hand=0, card=card))
+            return
+        bi, hi = t >> 3, t & 7
+        box = s.boxes[bi]
+        hand = box.hands[hi]
+        hand.cards.append(card)
+        self._ev.append(E.CardDealt(box=box.number, hand=hi, card=card))
+        if s.phase == "play":
+            self._after_card(box, hand, hi)
+
+    def _after_card(self, box: Box, hand: Hand, hi: int) -> None:
+        p = self.state.profile
+        cards = hand.cards
+        total, _soft = hand_value(cards)
+        if len(cards) == 2 and hand.split:
+            if hand.split_aces:
+                if not (VALUE[cards[1]] == 1 and p.resplit_aces and len(box.hands) < p.max_split_hands):
+                    hand.done = True
+            elif p.split_tens_ace_continues and VALUE[cards[0]] == 10 and VALUE[cards[1]] == 1:
+                hand.tens_ace = True
+        if total > 21:
+            hand.done = True
+            for w in box.wagers:
+                if w.hand == hi and not w.settled and w.kind in HAND_KINDS:
+                    w.settled = True
+                    self._ev.append(settle_bust(w))
+        elif hand.doubled or (total == 21 and not (hand.tens_ace and len(cards) == 2)):
+            hand.done = True
+        elif len(cards) > 2:
+            hand.tens_ace = False
+        if hand.done:
+            self._ev.append(E.HandDone(box=box.number, hand=hi, total=total, bust=total > 21))
+
+    # -- the automatic steps ------------------------------------------------------------
+
+    def _run(self) -> None:
+        s = self.state
+        live = s.live
+        while True:
+            if s.need:
+                if live:
+                    return
+                card = self._draw()
+                if card < 0:
+                    self._short_shoe()
+                    return
+                self._give(card)
+                continue
+            ph = s.phase
+            if ph == "dealing":
+                if not self._after_deal():
+                    return
+            elif ph == "play":
+                if s.behind or not self._advance():
+                    return
+            elif ph == "dealer":
+                if not self._dealer_step():
+                    return
+            else:
+                return
+
+    def _after_deal(self) -> bool:
+        s = self.state
+        p = s.profile
+        up = VALUE[s.dealer[0]]
+        for box in s.boxes:
+            h = box.hands[0]
+            if is_blackjack(h.cards):
+                h.blackjack = h.done = True
+        if AFTER_DEAL:
+            for box in reversed(s.boxes):
+                for w in box.wagers:
+                    if not w.settled and w.kind in AFTER_DEAL:
+                        w.settled = True
+                        self._ev.append(AFTER_DEAL[w.kind](w, box, s))
+        if up != 1 and up != 10:
+            # The dealer cannot tie: blackjacks are paid at once.
+            for box in reversed(s.boxes):
+                if box.hands[0].blackjack:
+                    self._settle_hand(box, 0, 21, True, 0, False)
+        offers: list[str] = []
+        em_boxes: list[int] = []
+        em = up in p.even_money_against
+        for box in s.boxes:
+            bj = box.hands[0].blackjack
+            if bj and em:
+                em_boxes.append(box.number)
+            for w in box.wagers:
+                if w.settled or w.kind not in (BOX, BEHIND):
+                    continue  # a box voided during the deal (Art. 19) gets no offer
+                if (bj and em) or (up == 1 and (not bj or 1 not in p.even_money_against)):
+                    offers.append(f"{w.player}@{box.number}")
+        s.phase = "play"
+        if offers:
+            s.phase = "offers"
+            s.offers = offers
+            self._ev.append(E.OffersOpened(insurance=up == 1, even_money=em_boxes, waiting=list(offers)))
+            return False
+        return True
+
+    def _advance(self) -> bool:
+        """Move the turn to the next hand awaiting a decision (dealing a split hand its
+        second card first); after the last one, the dealer's turn."""
+        s = self.state
+        boxes = s.boxes
+        while s.turn_box < len(boxes):
+            box = boxes[s.turn_box]
+            while s.turn_hand < len(box.hands):
+                h = box.hands[s.turn_hand]
+                if not h.done:
+                    if len(h.cards) == 1:
+                        s.need.append(s.turn_box * 8 + s.turn_hand)
+                        return True
+                    self._ev.append(E.Turn(box=box.number, hand=s.turn_hand, player=box.holder))
+                    return False
+                s.turn_hand += 1
+            s.turn_box += 1
+            s.turn_hand = 0
+        s.phase = "dealer"
+        return True
+
+    def _dealer_step(self) -> bool:
+        s = self.state
+        p = s.profile
+        if s.hole_hidden:
+            s.hole_hidden = False
+            self._ev.append(E.HoleCardShown(card=s.dealer[1]))
+        live_hand = False
+        live_other = False  # an open wager on a hand that is not a blackjack
+        insured = False
+        for box in s.boxes:
+            for w in box.wagers:
+                if not w.settled:
+                    if w.kind == INSURANCE:
+                        insured = True
+                    elif w.kind in HAND_KINDS:
+                        live_hand = True
+                        if not box.hands[w.hand].blackjack:
+                            live_other = True
+                    elif w.kind in ROUND_END:
+                        live_hand = live_other = True
+        dealer = s.dealer
+        if not live_hand and not insured:
+            # Every box is decided and no insurance stands: the dealer draws nothing.
+            self._finish_round(drew=False)
+            return False
+        if len(dealer) == 1:
+            s.need.append(DEALER)
+            return True
+        if not s.insurance_done:
+            s.insurance_done = True
+            dbj = is_blackjack(dealer)
+            for box in reversed(s.boxes):
+                for w in box.wagers:
+                    if w.kind == INSURANCE and not w.settled:
+                        w.settled = True
+                        self._ev.append(settle_insurance(w, dbj))
+        if len(dealer) == 2 and is_blackjack(dealer):
+            self._finish_round(drew=True)
+            return False
+        if live_other:
+            total, soft = hand_value(dealer)
+            if total < 17 or (total == 17 and soft and p.dealer_hits_soft_17):
+                s.need.append(DEALER)
+                return True
+        self._finish_round(drew=True)
+        return False
+
+    def _settle_hand(self, box: Box, hi: int, total: int, bj: bool, dtotal: int, dbj: bool) -> None:
+        p = self.state.profile
+        outcome = hand_outcome(total, bj, dtotal, dbj)
+        # Payout order inside a box: the outermost (last placed) pile first.
+        for w in reversed(box.wagers):
+            if w.hand == hi and not w.settled and w.kind in HAND_KINDS:
+                w.settled = True
+                self._ev.append(SETTLE[w.kind](w, outcome, dbj, p))
+
+    def _finish_round(self, drew: bool) -> None:
+        s = self.state
+        dealer = s.dealer
+        dtotal, _ = hand_value(dealer)
+        dbj = is_blackjack(dealer)
+        self._ev.append(E.DealerDone(total=dtotal, blackjack=dbj, bust=dtotal > 21, drew=drew))
+        # The house pays from its right: the reverse of the dealing order.
+        for box in reversed(s.boxes):
+            for hi in range(len(box.hands) - 1, -1, -1):
+                h = box.hands[hi]
+                total, _ = hand_value(h.cards)
+                self._settle_hand(box, hi, total, h.blackjack, dtotal, dbj)
+            for w in reversed(box.wagers):
+                if not w.settled and w.kind in ROUND_END:
+                    w.settled = True
+                    self._ev.append(ROUND_END[w.kind](w, box, s))
+        self._ev.append(E.RoundSettled(round=s.round, last_of_shoe=s.last_round or s.reshuffle_after))
+        self._end_round()
+
+    def _end_round(self) -> None:
+        s = self.state
+        p = s.profile
+        played = [b.number for b in s.boxes]
+        holders = {b.number: b.holder for b in s.boxes}
+        if p.button:
+            occupied = set(played) | {i for i in range(1, BOXES + 1) if s.seats[i]}
+            nxt = s.button % BOXES + 1
+            for k in range(1, BOXES + 1):
+                b = (s.button + k - 1) % BOXES + 1
+                if b in occupied:
+                    nxt = b
+                    break
+            s.button = nxt
+            self._ev.append(E.ButtonMoved(box=nxt))
+        s.bets = []
+        s.boxes = []
+        s.dealer = []
+        s.need = []
+        s.offers = []
+        s.behind = []
+        s.behind_action = ""
+        s.hole_hidden = False
+        s.insurance_done = False
+        s.turn_box = s.turn_hand = 0
+        s.exposed = -1
+        s.round += 1
+        s.seq = 0
+        if s.last_round or s.reshuffle_after:
+            if p.button:
+                # Titano Art. 4: the player at the button cuts.
+                s.cut_entitled = s.seats[s.button] or holders.get(s.button, "")
+            self._end_shoe()
+        else:
+            self._open_round()
+
+    def _end_shoe(self) -> None:
+        s = self.state
+        s.phase = "shuffle"
+        s.order = []
+        s.pos = 0
+        s.cut_index = -1
+        self._ev.append(E.ShoeEnded(cut_entitled=s.cut_entitled))
+
+    def _open_round(self) -> None:
+        s = self.state
+        if s.next_limits:
+            s.min_bet, s.max_bet = s.next_limits
+            s.next_limits = []
+        s.phase = "betting"
+        self._ev.append(E.RoundOpened(round=s.round, min_bet=s.min_bet, max_bet=s.max_bet, button=s.button))
+
+    def _short_shoe(self) -> None:
+        s = self.state
+        if s.profile.void_round_on_short_shoe:
+            self._ev.append(E.ShoeRanShort(action="void"))
+            self._void_boxes(list(s.boxes), "system", "the shoe ran short")
+            s.last_round = True
+            self._end_round()
+        else:
+            self._ev.append(E.ShoeRanShort(action="reshuffle"))
+            s.last_round = True  # a full shuffle follows this round
+            s.resume_phase = s.phase  # resumed once the discards are shuffled
+            s.phase = "reshuffle"
+
+    def _void_boxes(self, boxes: list[Box], by: str, reason: str) -> None:
+        s = self.state
+        for box in boxes:
+            for w in box.wagers:
+                if not w.settled:
+                    w.settled = True
+                    self._ev.append(WagerVoided(w.id, w.player, w.amount, reason))
+            for h in box.hands:
+                h.done = True
+        whole = len(boxes) == len(s.boxes)
+        self._ev.append(
+            E.RoundVoided(round=s.round, by=by, reason=reason, boxes=[] if whole else [b.number for b in boxes])
+        )
+
+    def _cards_on_table(self) -> list[int]:
+        s = self.state
+        out = list(s.dealer)
+        for b in s.boxes:
+            for h in b.hands:
+                out += h.cards
+        return out
+
+    # -- command handlers ---------------------------------------------------------------
+
+    def _shuffle(self, cmd: C.Shuffle) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase not in ("shuffle", "reshuffle"):
+            raise _err("not_shuffle_time", "The shoe is shuffled only when it has ended or run short.")
+        if s.live:
+            if cmd.order:
+                raise _err("live_table", "A live table's shoe is shuffled by hand: send no order.")
+            if s.phase == "reshuffle":
+                raise _err("live_table", "A live table voids or goes on by hand when the shoe runs short.")
+            s.left = fresh_counts(s.profile)
+            s.phase = "cut"
+            self._ev.append(E.ShoeShuffled(cards=s.profile.cards, commitment=""))
+            return
+        if s.phase == "shuffle":
+            check_order(cmd.order, full_shoe(s.profile.decks))
+            s.order = list(cmd.order)
+            s.pos = 0
+            s.cut_index = -1
+            s.phase = "cut"
+            self._ev.append(E.ShoeShuffled(cards=len(s.order), commitment=commitment(s.order)))
+            return
+        # Mid-round: every card not on the table (discards and burned cards) is shuffled.
+        on_table = self._cards_on_table()
+        expected = full_shoe(s.profile.decks)
+        for c in on_table:
+            expected.remove(c)
+        check_order(cmd.order, expected)
+        s.order = list(cmd.order)
+        s.pos = 0
+        s.cut_index = -1
+        s.phase = s.resume_phase
+        s.resume_phase = ""
+        self._ev.append(E.ShoeShuffled(cards=len(s.order), commitment=commitment(s.order)))
+        self._run()
+
+    def _cut(self, cmd: C.Cut) -> None:
+        s = self.state
+        p = s.profile
+        if s.phase != "cut":
+            raise _err("not_cut_time", "There is no shoe waiting to be cut.")
+        if cmd.role == "player":
+            if cmd.by != s.cut_entitled:
+                who = s.cut_entitled or "the management"
+                raise _err("not_entitled_to_cut", f"The cut is offered to {who}.")
+        elif cmd.role == "system":
+            if cmd.at is not None:
+                raise _err("system_may_only_pass", "A time-out can only pass the cut.")
+        elif s.cut_entitled:
+            raise _err("not_entitled_to_cut", f"The cut is offered to {s.cut_entitled}.")
+        lo, hi = cut_bounds(p, p.cards)
+        at = cmd.at if cmd.at is not None else cmd.random_at
+        if at is None:
+            raise _err("cut_point_missing", "A passed cut needs the point drawn by the server.")
+        if not lo <= at <= hi:
+            raise _err("cut_out_of_bounds", f"Cut between {lo} and {hi} cards.")
+        if not s.live:
+            s.order = cut(s.order, at)
+            s.cut_index = len(s.order) - p.cut_card_from_end
+            s.pos = p.burn_cards
+        s.last_round = False
+        s.reshuffle_after = False
+        s.cut_entitled = ""
+        self._ev.append(E.ShoeCut(by=cmd.by, at=at, chosen=cmd.at is not None))
+        self._ev.append(E.CardsBurned(count=p.burn_cards))
+        self._open_round()
+
+    def _reshuffle(self, cmd: C.Reshuffle) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase not in ROUND_PHASES and s.phase != "betting":
+            raise _err("no_shoe", "There is no shoe in play to end.")
+        now = s.phase == "betting" and not s.bets
+        self._ev.append(E.ReshuffleOrdered(by=cmd.by, after_round=not now))
+        if now:
+            self._end_shoe()
+        else:
+            s.reshuffle_after = True
+
+    def _cut_card_out_cmd(self, cmd: C.CutCardOut) -> None:
+        s = self.state
+        self._staff(cmd)
+        if not s.live:
+            raise _err("not_live", "On an RNG table the engine knows where the cut card is.")
+        if s.phase not in ROUND_PHASES:
+            raise _err("no_round", "The cut card can only come out during a round.")
+        if s.last_round:
+            raise _err("cut_card_already_out", "The cut card is already out.")
+        self._cut_card_out()
+
+    def _sit(self, cmd: C.Sit) -> None:
+        s = self.state
+        if cmd.role != "player":
+            raise _err("players_only", "Only a player takes a seat.")
+        if not 1 <= cmd.box <= BOXES:
+            raise _err("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+        if s.seats[cmd.box]:
+            raise _err("seat_taken", f"Box {cmd.box} is taken.")
+        if cmd.by in s.seats:
+            raise _err("already_seated", "You already have a seat.")
+        s.seats[cmd.box] = cmd.by
+        self._ev.append(E.SeatTaken(player=cmd.by, box=cmd.box))
+
+    def _leave(self, cmd: C.Leave) -> None:
+        s = self.state
+        if cmd.by not in s.seats:
+            raise _err("not_seated", "You have no seat.")
+        b = s.seats.index(cmd.by)
+        s.seats[b] = ""
+        self._ev.append(E.SeatLeft(player=cmd.by, box=b))
+
+    def _place_bet(self, cmd: C.PlaceBet) -> None:
+        s = self.state
+        p = s.profile
+        if s.phase != "betting":
+            raise _err("betting_closed", "Bets are closed.")
+        entered = cmd.role in C.STAFF  # chips already on a live felt, entered by the croupier
+        if entered:
+            if not s.live or not cmd.player:
+                raise _err("players_only", "Staff enter a player's chips only on a live table, naming the player.")
+            owner = cmd.player
+        elif cmd.role != "player" or cmd.player not in ("", cmd.by):
+            raise _err("players_only", "Only a player places a bet, for themself.")
+        else:
+            owner = cmd.by
+        if not 1 <= cmd.box <= BOXES:
+            raise _err("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+        if cmd.amount < s.min_bet:
+            raise _err("below_minimum", f"The minimum bet is {s.min_bet}.")
+        on_box = [b for b in s.bets if b.box == cmd.box]
+        if any(b.player == owner for b in on_box):
+            raise _err("already_bet", f"{owner} already has a bet on box {cmd.box}.")
+        if len(on_box) >= 1 + p.places_behind:
+            raise _err("box_full", f"Box {cmd.box} has no free place.")
+        if p.max_applies_to == "box_with_behind":
+            room = max(s.max_bet - sum(b.amount - b.excess for b in on_box), 0)
+        else:
+            room = s.max_bet
+        excess = max(cmd.amount - room, 0)
+        if excess and not entered:
+            raise _err("above_maximum", f"Box {cmd.box} takes at most {room}.")
+        if p.crowded_at:
+            players = {b.player for b in s.bets} | {owner}
+            if len(players) >= p.crowded_at and any(b.player == owner for b in s.bets):
+                raise _err("one_box_each", "The table is crowded: one box each.")
+        s.wager_serial += 1
+        wid = f"{s.table_id}:r{s.round}:bet{s.wager_serial}"
+        s.bets.append(Bet(cmd.box, owner, cmd.amount, wid, excess))
+        self._ev.append(WagerPlaced(wid, owner, cmd.amount, f"box {cmd.box}"))
+
+    def _withdraw_bet(self, cmd: C.WithdrawBet) -> None:
+        s = self.state
+        if s.phase != "betting":
+            raise _err("betting_closed", "Bets are closed.")
+        for i, b in enumerate(s.bets):
+            if b.box == cmd.box and b.player == cmd.by and cmd.role == "player":
+                del s.bets[i]
+                self._ev.append(WagerVoided(b.wager, b.player, b.amount, "withdrawn"))
+                return
+        raise _err("no_bet", f"You have no bet on box {cmd.box}.")
+
+    def _close_bets(self, cmd: C.CloseBets) -> None:
+        s = self.state
+        p = s.profile
+        self._staff(cmd)
+        if s.phase != "betting":
+            raise _err("betting_closed", "Bets are not open.")
+        if not s.bets:
+            raise _err("no_bets", "Nobody has bet.")
+        by_box: dict[int, list[Bet]] = {}
+        for b in s.bets:
+            by_box.setdefault(b.box, []).append(b)
+        players = {b.player for b in s.bets}
+        if len(players) == 1 and len(by_box) < p.lone_player_min_boxes:
+            raise _err(
+                "lone_player_min_boxes",
+                f"A player alone at the table plays at least {p.lone_player_min_boxes} boxes.",
+            )
+        if p.crowded_at and len(players) >= p.crowded_at:
+            counts: dict[str, int] = {}
+            for b in s.bets:
+                counts[b.player] = counts.get(b.player, 0) + 1
+            if any(n > 1 for n in counts.values()):
+                raise _err("one_box_each", "The table is crowded: one box each.")
+
+        def seat_of(player: str) -> int:
+            return s.seats.index(player) if player in s.seats else 99
+
+        if p.button:
+            numbers = sorted(by_box, key=lambda n: (n - s.button - 1) % BOXES)
+        else:
+            numbers = sorted(by_box)
+        boxes: list[Box] = []
+        for n in numbers:
+            bets = by_box[n]
+            seated = s.seats[n]
+            holder_bet = next((b for b in bets if b.player == seated), None)
+            if holder_bet is None:
+                # A free box: the highest bet holds it; a tie goes to the player nearest the shoe.
+                holder_bet = min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
+            wagers = [Wager(holder_bet.wager, holder_bet.player, BOX, holder_bet.amount, 0, excess=holder_bet.excess)]
+            wagers += [
+                Wager(b.wager, b.player, BEHIND, b.amount, 0, excess=b.excess) for b in bets if b is not holder_bet
+            ]
+            boxes.append(Box(n, holder_bet.player, wagers, [Hand([])]))
+        s.boxes = boxes
+        s.bets = []
+        k = len(boxes)
+        s.need = [i * 8 for i in range(k)] + [DEALER] + [i * 8 for i in range(k)]
+        if p.hole_card:
+            s.need.append(HOLE)
+        s.dealer = []
+        s.phase = "dealing"
+        self._ev.append(E.BetsClosed(round=s.round, by=cmd.by, order=numbers, holders=[b.holder for b in boxes]))
+        self._run()
+
+    def _set_limits(self, cmd: C.SetLimits) -> None:
+        s = self.state
+        self._staff(cmd)
+        check_limits(s.profile, cmd.min_bet, cmd.max_bet)
+        s.next_limits = [cmd.min_bet, cmd.max_bet]
+        nxt = s.round + 1 if s.phase in ROUND_PHASES or s.phase == "betting" else s.round
+        self._ev.append(E.LimitsChanged(by=cmd.by, min_bet=cmd.min_bet, max_bet=cmd.max_bet, from_round=nxt))
+
+    def _card(self, cmd: C.Card) -> None:
+        s = self.state
+        if not s.live:
+            raise _err("not_live", "Cards come from the shuffled shoe on an RNG table.")
+        self._staff(cmd)
+        if not s.need:
+            raise _err("no_card_expected", "No card is due now.")
+        t = s.need[0]
+        if t < 0:
+            want_box, want_hand, who = 0, 0, "the dealer"
+        else:
+            box = s.boxes[t >> 3]
+            want_box, want_hand, who = box.number, t & 7, f"box {box.number} hand {t & 7}"
+        if cmd.box != want_box or (t >= 0 and cmd.hand != want_hand):
+            raise _err("wrong_recipient", f"The next card is for {who}.")
+        self._check_live_card(cmd.card)
+        if s.exposed >= 0:
+            s.exposed = -1
+        else:
+            s.left[cmd.card] -= 1
+        self._give(cmd.card)
+        self._run()
+
+    def _check_live_card(self, card: int) -> None:
+        s = self.state
+        if not 0 <= card < 52:
+            raise _err("not_a_card", f"{card} is not a card.")
+        if s.exposed >= 0:
+            if card != s.exposed:
+                raise _err("exposed_card_first", "The card lying face up must be given first.")
+            return
+        if s.left[card] <= 0:
+            raise _err("card_not_in_shoe", "That card is not left in the shoe.")
+
+    def _offer_key(self, cmd: Any) -> tuple[str, Box]:
+        s = self.state
+        if s.phase != "offers":
+            raise _err("no_offer", "Insurance and even money are not on offer now.")
+        box = s.boxes[self._box_index(cmd.box)]
+        if cmd.role != "player":
+            raise _err("players_only", "Only the player answers for their own bet.")
+        key = f"{cmd.by}@{cmd.box}"
+        return key, box
+
+    def _insure(self, cmd: C.Insure) -> None:
+        s = self.state
+        key, box = self._offer_key(cmd)
+        if any(w.kind == INSURANCE and w.player == cmd.by for w in box.wagers):
+            raise _err("already_insured", "You have already insured this box.")
+        if key not in s.offers:
+            raise _err("no_offer", "You have no insurance offer on this box.")
+        if VALUE[s.dealer[0]] != 1:
+            raise _err("no_insurance", "Insurance is offered only against an ace.")
+        if box.hands[0].blackjack and 1 in s.profile.even_money_against:
+            raise _err("blackjack_not_insurable", "A blackjack takes even money instead of insurance.")
+        stake = self._stake_on(box, cmd.by, 0)
+        assert stake is not None
+        half = (stake.amount - stake.excess) // 2
+        if not 0 < cmd.amount <= half:
+            raise _err("insurance_too_large", f"Insure at most {half} (half the bet).")
+        self._place(box, cmd.by, INSURANCE, cmd.amount, -1)
+        self._answered(key)
+
+    def _even_money(self, cmd: C.EvenMoney) -> None:
+        s = self.state
+        key, box = self._offer_key(cmd)
+        if key not in s.offers or not box.hands[0].blackjack:
+            raise _err("no_even_money", "Even money is offered only on a blackjack.")
+        if VALUE[s.dealer[0]] not in s.profile.even_money_against:
+            raise _err("no_even_money", "This house offers no even money against that card.")
+        stake = self._stake_on(box, cmd.by, 0)
+        assert stake is not None
+        stake.settled = True
+        self._ev.append(settle_even_money(stake))
+        self._answered(key)
+
+    def _decline(self, cmd: C.DeclineOffer) -> None:
+        s = self.state
+        if cmd.role == "system":
+            if s.phase != "offers":
+                raise _err("no_offer", "Nothing is on offer now.")
+            s.offers = []
+            self._answered("")
+            return
+        key, _box = self._offer_key(cmd)
+        if key not in s.offers:
+            raise _err("no_offer", "You have no open offer on this box.")
+        self._answered(key)
+
+    def _close_offers(self, cmd: C.CloseOffers) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase != "offers":
+            raise _err("no_offer", "Nothing is on offer now.")
+        s.offers = []
+        self._answered("")
+
+    def _answered(self, key: str) -> None:
+        s = self.state
+        if key:
+            s.offers.remove(key)
+        if not s.offers:
+            self._ev.append(E.OffersClosed())
+            s.phase = "play"
+            self._run()
+
+    def _hit(self, cmd: C.Hit) -> None:
+        box, hand = self._decision(cmd)
+        if hand.split_aces:
+            raise _err("split_aces_one_card", "Split aces take one card each.")
+        s = self.state
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="hit", by=cmd.by))
+        s.need.append(s.turn_box * 8 + cmd.hand)
+        self._run()
+
+    def _stand(self, cmd: C.Stand) -> None:
+        box, hand = self._decision(cmd)
+        hand.done = True
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="stand", by=cmd.by))
+        self._ev.append(E.HandDone(box=box.number, hand=cmd.hand, total=hand_value(hand.cards)[0], bust=False))
+        self._run()
+
+    def can_double(self, box: Box, hand: Hand) -> bool:
+        p = self.state.profile
+        cards = hand.cards
+        if len(cards) != 2 or hand.doubled or hand.split_aces or hand.blackjack:
+            return False
+        if hand.split and not p.double_after_split:
+            return False
+        totals = p.double_totals
+        if hand.tens_ace:
+            return not totals or 11 in totals
+        total, soft = hand_value(cards)
+        if soft:
+            return p.double_soft and (not totals or total in totals or total - 10 in totals)
+        return not totals or total in totals
+
+    def can_split(self, box: Box, hand: Hand) -> bool:
+        p = self.state.profile
+        cards = hand.cards
+        if len(cards) != 2 or hand.doubled or VALUE[cards[0]] != VALUE[cards[1]]:
+            return False
+        if len(box.hands) >= p.max_split_hands:
+            return False
+        if hand.split_aces and not p.resplit_aces:
+            return False
+        return True
+
+    def _double(self, cmd: C.Double) -> None:
+        box, hand = self._decision(cmd)
+        if not self.can_double(box, hand):
+            raise _err("double_not_allowed", "This house does not allow doubling on this hand.")
+        s = self.state
+        stake = self._stake_on(box, box.holder, cmd.hand)
+        assert stake is not None
+        hand.doubled = True
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="double", by=cmd.by))
+        self._place(box, box.holder, DOUBLE, stake.amount - stake.excess, cmd.hand)
+        self._ask_behind(box, cmd.hand, "double")
+
+    def _split(self, cmd: C.Split) -> None:
+        box, hand = self._decision(cmd)
+        if not self.can_split(box, hand):
+            raise _err("split_not_allowed", "This house does not allow splitting this hand.")
+        stake = self._stake_on(box, box.holder, cmd.hand)
+        assert stake is not None
+        aces = VALUE[hand.cards[0]] == 1
+        new = Hand([hand.cards.pop()], split=True, split_aces=aces)
+        hand.split = True
+        hand.split_aces = aces
+        hand.tens_ace = False
+        box.hands.append(new)
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="split", by=cmd.by))
+        self._place(box, box.holder, SPLIT, stake.amount - stake.excess, len(box.hands) - 1)
+        self._ask_behind(box, cmd.hand, "split")
+
+    def _ask_behind(self, box: Box, hi: int, action: str) -> None:
+        s = self.state
+        players = []
+        for w in box.wagers:
+            if w.hand == hi and w.player != box.holder and w.kind in (BEHIND, SPLIT) and not w.settled:
+                if w.player not in players:
+                    players.append(w.player)
+        if players:
+            s.behind = players
+            s.behind_action = action
+            self._ev.append(E.BehindAsked(box=box.number, hand=hi, action=action, players=list(players)))
+            return
+        self._behind_done(action)
+
+    def _behind_done(self, action: str) -> None:
+        s = self.state
+        s.behind = []
+        s.behind_action = ""
+        if action == "double":
+            s.need.append(s.turn_box * 8 + s.turn_hand)
+        self._run()
+
+    def _behind_check(self, cmd: Any, action: str) -> Box:
+        s = self.state
+        if s.phase != "play" or s.behind_action != action or not s.behind:
+            raise _err("no_behind_choice", f"No {action} is waiting for the players behind.")
+        box = s.boxes[s.turn_box]
+        if cmd.box != box.number:
+            raise _err("not_your_turn", f"The choice is about box {box.number}.")
+        if cmd.role == "player":
+            if cmd.by not in s.behind:
+                raise _err("not_behind", "You have no bet behind waiting for this choice.")
+        elif cmd.role != "system":
+            raise _err("players_only", "Only the player behind chooses.")
+        return box
+
+    def _behind_double(self, cmd: C.BehindDouble) -> None:
+        s = self.state
+        box = self._behind_check(cmd, "double")
+        if cmd.role == "system":
+            if cmd.accept:
+                raise _err("system_may_only_decline", "A time-out declines the double.")
+            for pl in s.behind:
+                self._ev.append(E.BehindChose(box=box.number, player=pl, choice="no double"))
+            s.behind = []
+        else:
+            if cmd.accept:
+                stake = self._stake_on(box, cmd.by, s.turn_hand)
+                assert stake is not None
+                self._place(box, cmd.by, DOUBLE, stake.amount - stake.excess, s.turn_hand)
+            self._ev.append(E.BehindChose(box=box.number, player=cmd.by, choice="double" if cmd.accept else "no double"))
+            s.behind.remove(cmd.by)
+        if not s.behind:
+            self._behind_done("double")
+
+    def _behind_split(self, cmd: C.BehindSplit) -> None:
+        s = self.state
+        box = self._behind_check(cmd, "split")
+        hi, new = s.turn_hand, len(box.hands) - 1
+        if cmd.role == "system":
+            if cmd.choice != "first":
+                raise _err("system_may_only_follow_first", "A time-out follows the first hand.")
+            for pl in s.behind:
+                self._ev.append(E.BehindChose(box=box.number, player=pl, choice="first"))
+            s.behind = []
+        else:
+            stake = self._stake_on(box, cmd.by, hi)
+            assert stake is not None
+            if cmd.choice == "second":
+                for w in box.wagers:
+                    if w.player == cmd.by and w.hand == hi and not w.settled:
+                        w.hand = new
+            elif cmd.choice == "both":
+                self._place(box, cmd.by, SPLIT, stake.amount - stake.excess, new)
+            self._ev.append(E.BehindChose(box=box.number, player=cmd.by, choice=cmd.choice))
+            s.behind.remove(cmd.by)
+        if not s.behind:
+            self._behind_done("split")
+
+    def _void_round(self, cmd: C.VoidRound) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase not in ROUND_PHASES:
+            raise _err("no_round", "No round is being dealt.")
+        if cmd.boxes:
+            boxes = [s.boxes[self._box_index(n)] for n in cmd.boxes]
+            if len(set(cmd.boxes)) != len(cmd.boxes):
+                raise _err("no_such_box", "A box is listed twice.")
+        else:
+            boxes = list(s.boxes)
+        if len(boxes) == len(s.boxes):
+            self._void_boxes(boxes, cmd.by, cmd.reason)
+            self._end_round()
+            return
+        # Art. 19: only the listed boxes are void; their cards leave the round.
+        self._void_boxes(boxes, cmd.by, cmd.reason)
+        voided = {id(b) for b in boxes}
+        tb = s.boxes[s.turn_box] if s.turn_box < len(s.boxes) else None
+        s.need = [t for t in s.need if t < 0 or id(s.boxes[t >> 3]) not in voided]
+        if tb is not None and id(tb) in voided:
+            s.behind = []
+            s.behind_action = ""
+        self._run()
+
+    def _burn(self, cmd: C.BurnCard) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase != "play":
+            raise _err("burn_not_allowed_now", "Only a card turned during the players' drawing is burned.")
+        if s.live:
+            if cmd.card is None:
+                raise _err("card_missing", "Say which card was burned.")
+            self._check_live_card(cmd.card)
+            card = cmd.card
+            if s.exposed >= 0:
+                s.exposed = -1
+            else:
+                s.left[card] -= 1
+        else:
+            if cmd.card is not None:
+                raise _err("not_live", "On an RNG table the next card of the shoe is burned.")
+            if s.pos >= len(s.order):
+                raise _err("shoe_empty", "No card is left to burn.")
+            card = self._draw()
+        self._ev.append(E.CardBurned(by=cmd.by, card=card))
+
+    def _expose(self, cmd: C.ExposeCard) -> None:
+        s = self.state
+        self._staff(cmd)
+        if s.phase not in ("play", "dealer"):
+            raise _err("expose_not_allowed_now", "A misdrawn card is handled during the drawing.")
+        if s.exposed >= 0:
+            raise _err("card_already_exposed", "A card is already lying face up.")
+        if s.live:
+            if cmd.card is None:
+                raise _err("card_missing", "Say which card was drawn.")
+            self._check_live_card(cmd.card)
+            s.left[cmd.card] -= 1
+            card = cmd.card
+        else:
+            if cmd.card is not None:
+                raise _err("not_live", "On an RNG table the next card of the shoe is the one drawn.")
+            if s.pos >= len(s.order):
+                raise _err("shoe_empty", "No card is left.")
+            if s.pos == s.cut_index:
+                self._cut_card_out()
+            card = s.order[s.pos]
+        s.exposed = card
+        self._ev.append(E.CardExposed(by=cmd.by, card=card))
+
+
+_HANDLERS = {
+    C.Shuffle: BlackjackTable._shuffle,
+    C.Cut: BlackjackTable._cut,
+    C.Reshuffle: BlackjackTable._reshuffle,
+    C.CutCardOut: BlackjackTable._cut_card_out_cmd,
+    C.Sit: BlackjackTable._sit,
+    C.Leave: BlackjackTable._leave,
+    C.PlaceBet: BlackjackTable._place_bet,
+    C.WithdrawBet: BlackjackTable._withdraw_bet,
+    C.CloseBets: BlackjackTable._close_bets,
+    C.SetLimits: BlackjackTable._set_limits,
+    C.Card: BlackjackTable._card,
+    C.Insure: BlackjackTable._insure,
+    C.EvenMoney: BlackjackTable._even_money,
+    C.DeclineOffer: BlackjackTable._decline,
+    C.CloseOffers: BlackjackTable._close_offers,
+    C.Hit: BlackjackTable._hit,
+    C.Stand: BlackjackTable._stand,
+    C.Double: BlackjackTable._double,
+    C.Split: BlackjackTable._split,
+    C.BehindDouble: BlackjackTable._behind_double,
+    C.BehindSplit: BlackjackTable._behind_split,
+    C.VoidRound: BlackjackTable._void_round,
+    C.BurnCard: BlackjackTable._burn,
+    C.ExposeCard: BlackjackTable._expose,
+}
+
+
+def encode_state(state: TableState) -> bytes:
+    return msgspec.msgpack.encode(state)
+
+
+def decode_state(data: bytes) -> TableState:
+    return msgspec.msgpack.decode(data, type=TableState)

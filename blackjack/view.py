@@ -1,0 +1,102 @@
+"""What a viewer may see of a table: everything on the felt, nothing in the shoe.
+
+The shoe's order is never shown (the server reveals it after the shoe, against the
+commitment), and the hole card is -1 for everyone until the dealer turns it.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from blackjack.cards import hand_value
+from blackjack.state import TableState
+
+HIDDEN = -1
+
+
+class WagerView(msgspec.Struct):
+    id: str
+    player: str
+    kind: str
+    amount: int
+    hand: int
+    settled: bool
+
+
+class HandView(msgspec.Struct):
+    cards: list[int]
+    total: int
+    soft: bool
+    blackjack: bool
+    doubled: bool
+    done: bool
+
+
+class BoxView(msgspec.Struct):
+    number: int
+    holder: str
+    hands: list[HandView]
+    wagers: list[WagerView]
+
+
+class TableView(msgspec.Struct):
+    table_id: str
+    profile: str
+    live: bool
+    phase: str
+    round: int
+    min_bet: int
+    max_bet: int
+    seats: list[str]
+    button: int
+    bets: list[WagerView]
+    boxes: list[BoxView]
+    dealer: list[int]
+    turn: list[int]  # [box, hand] awaiting a decision, [] if none
+    offers: list[str]
+    behind: list[str]
+    cards_left: int
+    last_round: bool
+    exposed: int
+    cut_entitled: str
+    viewer: str | None
+
+
+def table_view(s: TableState, viewer: str | None) -> TableView:
+    dealer = list(s.dealer)
+    if s.hole_hidden and len(dealer) > 1:
+        dealer[1] = HIDDEN
+    boxes = []
+    for b in s.boxes:
+        hands = []
+        for h in b.hands:
+            total, soft = hand_value(h.cards)
+            hands.append(HandView(list(h.cards), total, soft, h.blackjack, h.doubled, h.done))
+        wagers = [WagerView(w.id, w.player, w.kind, w.amount, w.hand, w.settled) for w in b.wagers]
+        boxes.append(BoxView(b.number, b.holder, hands, wagers))
+    turn: list[int] = []
+    if s.phase == "play" and not s.need and s.turn_box < len(s.boxes):
+        turn = [s.boxes[s.turn_box].number, s.turn_hand]
+    left = sum(s.left) if s.live else len(s.order) - s.pos
+    return TableView(
+        table_id=s.table_id,
+        profile=s.profile.name,
+        live=s.live,
+        phase=s.phase,
+        round=s.round,
+        min_bet=s.min_bet,
+        max_bet=s.max_bet,
+        seats=list(s.seats[1:]),
+        button=s.button,
+        bets=[WagerView(b.wager, b.player, "bet", b.amount, b.box, False) for b in s.bets],
+        boxes=boxes,
+        dealer=dealer,
+        turn=turn,
+        offers=list(s.offers),
+        behind=list(s.behind),
+        cards_left=left,
+        last_round=s.last_round,
+        exposed=s.exposed,
+        cut_entitled=s.cut_entitled,
+        viewer=viewer,
+    )

@@ -1,0 +1,169 @@
+"""Croupier actions, refused input, persistence and what a viewer sees."""
+
+import msgspec
+import pytest
+
+from blackjack import commands as C
+from blackjack import events as E
+from blackjack.cards import parse_card
+from blackjack.state import TableState
+from blackjack.table import BlackjackTable, decode_state, encode_state
+from games.errors import GameError
+
+CROUPIER = dict(by="c1", role="croupier")
+
+
+def refused(h, cmd, code):
+    before = h.snapshot()
+    with pytest.raises(GameError) as exc:
+        h.t.handle(cmd)
+    assert exc.value.code == code, exc.value
+    assert h.snapshot() == before
+
+
+def two_boxes(h):
+    h.bet("p1", 1)
+    h.bet("p2", 2)
+    h.close()
+
+
+def test_void_the_whole_round_returns_every_stake(table):
+    h = table("campione", "6 10 7 5 7")
+    refused(h, C.VoidRound(**CROUPIER), "no_round")
+    two_boxes(h)
+    h.act("p1", C.Double, 1)
+    refused(h, C.VoidRound(by="p1"), "staff_only")
+    h.do(C.VoidRound(by="chef", role="chef", reason="misdeal"))
+    assert sorted(e.amount for e in h.voided().values()) == [1000, 1000, 1000]
+    assert h.of(E.RoundVoided) == [E.RoundVoided(round=1, by="chef", reason="misdeal", boxes=[])]
+    assert h.s.phase == "betting" and h.s.round == 2 and not h.settled()
+
+
+def test_void_one_box_only_art_19(table):
+    h = table("campione", "10 10 7 9 8 10")
+    two_boxes(h)
+    h.do(C.VoidRound(**CROUPIER, reason="box 1 had three cards", boxes=[1]))
+    assert [v.player for v in h.voided().values()] == ["p1"]
+    h.act("p2", C.Stand, 2)
+    # Dealer 7 10 = 17 against p2's 18.
+    assert h.net("p2") == 1000 and h.net("p1") == 0
+
+
+def test_burn_a_card_turned_during_the_drawing(table):
+    h = table("campione", "10 10 7 5 8 2 9 10")
+    two_boxes(h)
+    refused(h, C.BurnCard(**CROUPIER, card=0), "not_live")
+    h.do(C.BurnCard(**CROUPIER))  # the 2 is burned
+    h.act("p1", C.Hit, 1)  # 15 + 9
+    assert h.of(E.CardBurned) == [E.CardBurned(by="c1", card=parse_card("2S"))]
+    assert [e.card for e in h.of(E.CardDealt)][-1] == parse_card("9S")
+
+
+def test_a_misdrawn_card_goes_to_the_next_who_asks_art_24(table):
+    h = table("campione", "10 10 7 9 5 3 K")
+    two_boxes(h)
+    h.do(C.ExposeCard(**CROUPIER))
+    assert h.t.view("p1").exposed == parse_card("3S")
+    refused(h, C.ExposeCard(**CROUPIER), "card_already_exposed")
+    h.act("p1", C.Stand, 1)  # p1 (19) declines it
+    h.act("p2", C.Hit, 2)  # p2 (15) takes it: 18
+    assert h.s.boxes[1].hands[0].cards[-1] == parse_card("3S") and h.s.exposed == -1
+
+
+def test_reshuffle_ends_the_shoe_now_or_after_the_round(table):
+    h = table("lugano", "")
+    h.do(C.Reshuffle(**CROUPIER))
+    assert h.s.phase == "shuffle"
+    h2 = table("lugano", "10 7 K 10")
+    h2.bet("p1", 1)
+    h2.close()
+    h2.do(C.Reshuffle(**CROUPIER))
+    h2.act("p1", C.Stand, 1)
+    assert h2.s.phase == "shuffle" and h2.of(E.RoundSettled)[-1].last_of_shoe
+
+
+def test_refused_decisions_leave_the_table_unchanged(table):
+    h = table("campione", "10 9 5 2 3")
+    two_boxes(h)  # p1 10 2 (12), p2 9 3 (12) against a 5
+    refused(h, C.Hit(by="p2", box=2), "not_your_turn")
+    refused(h, C.Hit(by="p2", box=1), "not_your_box")
+    refused(h, C.Hit(by="p1", box=1, hand=1), "not_your_turn")
+    refused(h, C.Double(by="p1", box=1), "double_not_allowed")  # 12: Campione doubles on 9-11
+    refused(h, C.Split(by="p1", box=1), "split_not_allowed")
+    refused(h, C.Hit(by="p1", box=5), "no_such_box")
+    refused(h, C.Insure(by="p1", box=1, amount=100), "no_offer")
+    refused(h, C.PlaceBet(by="p1", box=3, amount=1000), "betting_closed")
+    refused(h, C.Hit(by="c1", role="croupier", box=1), "not_for_staff")
+    refused(h, C.Hit(by="system:timeout", role="system", box=1), "system_may_only_stand")
+    refused(h, C.CloseBets(**CROUPIER), "betting_closed")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"type": "hit", "by": "p1"}',  # no box
+        b'{"type": "hit", "by": "p1", "box": "one"}',
+        b'{"type": "fly", "by": "p1"}',
+        b'{"type": "hit", "by": "p1", "box": 1, "role": "king"}',
+        b'{"type": "hit", "by": "p1", "box": 1, "extra": 1}',
+        b"not json",
+    ],
+)
+def test_malformed_commands_are_refused(data):
+    with pytest.raises(GameError) as exc:
+        C.decode_command(data)
+    assert exc.value.code == "malformed_command"
+
+
+def test_unknown_command_object_is_refused(table):
+    h = table("lugano", "")
+    refused(h, object(), "malformed_command")
+
+
+def test_decoded_commands_drive_the_table(table):
+    h = table("lugano", "10 7 K 10")
+    h.do(C.decode_command(b'{"type": "place_bet", "by": "p1", "box": 1, "amount": 1000}'))
+    h.do(C.decode_command(b'{"type": "close_bets", "by": "c1", "role": "croupier"}'))
+    h.do(C.decode_command(b'{"type": "stand", "by": "p1", "box": 1}'))
+    assert h.net("p1") == 1000
+
+
+def test_state_round_trips_mid_round(table):
+    h = table("titano", "8 6 8 10 8 8 8 3 10 2 K 10")
+    h.bet("p1", 1)
+    h.close()
+    h.act("p1", C.Split, 1)
+    data = encode_state(h.s)
+    twin = BlackjackTable.from_state(decode_state(data))
+    assert msgspec.json.encode(twin.state) == msgspec.json.encode(h.s)
+    assert msgspec.json.decode(msgspec.json.encode(h.s), type=TableState) == h.s
+    a = h.do(C.Split(by="p1", box=1))
+    b = twin.handle(C.Split(by="p1", box=1))
+    assert a == b
+
+
+def test_view_hides_the_shoe_and_the_hole_card(table):
+    h = table("titano", "9 10 7 A")
+    h.bet("p1", 1)
+    h.close()
+    v = h.t.view("p1")
+    assert v.dealer == [parse_card("10S"), -1] and v.turn == [1, 0]
+    encoded = msgspec.json.encode(v)
+    assert b"order" not in encoded and v.cards_left == 312 - 5 - 4
+    h.act("p1", C.Stand, 1)
+    assert h.of(E.HoleCardShown) == [E.HoleCardShown(card=parse_card("AS"))]
+    assert h.net("p1") == -1000
+
+
+def test_seats(table):
+    h = table("lugano", "")
+    h.do(C.Sit(by="p1", box=3))
+    refused(h, C.Sit(by="p2", box=3), "seat_taken")
+    refused(h, C.Sit(by="p1", box=4), "already_seated")
+    refused(h, C.Sit(by="p2", box=8), "no_such_box")
+    h.do(C.Leave(by="p1"))
+    refused(h, C.Leave(by="p1"), "not_seated")
+    h.bet("p1", 1)
+    h.do(C.WithdrawBet(by="p1", box=1))
+    assert list(h.voided().values())[0].reason == "withdrawn"
+    refused(h, C.CloseBets(**CROUPIER), "no_bets")

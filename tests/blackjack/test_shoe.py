@@ -1,0 +1,213 @@
+"""The shoe: shuffle checks, cut, cut card and last round, short shoes, live cards."""
+
+import msgspec
+import pytest
+
+from blackjack import commands as C
+from blackjack import events as E
+from blackjack.cards import parse_card
+from blackjack.profiles import builtin
+from blackjack.shoe import commitment, shuffle_order
+from blackjack.table import BlackjackTable
+from games.errors import GameError
+from games.rng import SeededRng
+
+CROUPIER = dict(by="c1", role="croupier")
+
+
+def refused(h, cmd, code):
+    before = h.snapshot()
+    with pytest.raises(GameError) as exc:
+        h.t.handle(cmd)
+    assert exc.value.code == code, exc.value
+    assert h.snapshot() == before
+
+
+def stand_all(h):
+    while h.s.phase in ("play", "offers"):
+        if h.s.phase == "offers":
+            h.do(C.CloseOffers(**CROUPIER))
+            continue
+        b = h.s.boxes[h.s.turn_box]
+        h.do(C.Stand(by=b.holder, box=b.number, hand=h.s.turn_hand))
+
+
+def test_shuffle_must_be_the_whole_shoe_and_is_committed():
+    p = builtin("lugano")
+    t = BlackjackTable("t", p, min_bet=1000, max_bet=10000)
+    order = shuffle_order(p, SeededRng(3))
+    with pytest.raises(GameError) as exc:
+        t.handle(C.Shuffle(**CROUPIER, order=order[:-1] + [order[0]]))
+    assert exc.value.code == "bad_shuffle"
+    with pytest.raises(GameError) as exc:
+        t.handle(C.Shuffle(by="p1", order=order))
+    assert exc.value.code == "staff_only"
+    ev = t.handle(C.Shuffle(**CROUPIER, order=order))
+    assert ev[0].commitment == commitment(order) and len(order) == 312
+
+
+def test_cut_bounds_burn_and_random_cut_on_a_pass():
+    p = builtin("titano")
+    t = BlackjackTable("t", p, min_bet=1000, max_bet=10000)
+    order = shuffle_order(p, SeededRng(3))
+    t.handle(C.Shuffle(**CROUPIER, order=order))
+    for bad in (p.cut_margin - 1, 312 - p.cut_margin + 1):
+        with pytest.raises(GameError) as exc:
+            t.handle(C.Cut(**CROUPIER, at=bad))
+        assert exc.value.code == "cut_out_of_bounds"
+    with pytest.raises(GameError) as exc:
+        t.handle(C.Cut(by="system:timeout", role="system", at=None))
+    assert exc.value.code == "cut_point_missing"
+    ev = t.handle(C.Cut(by="system:timeout", role="system", at=None, random_at=100))
+    assert ev[0] == E.ShoeCut(by="system:timeout", at=100, chosen=False)
+    s = t.state
+    assert s.order == order[100:] + order[:100]
+    assert s.pos == 5 and s.cut_index == 312 - p.cut_card_from_end
+
+
+def test_cut_card_ends_the_shoe_after_the_round_even_as_its_first_card(table):
+    # Six decks, the cut card 52 cards after the burn: 13 rounds of exactly 4 cards
+    # (player 10 K stands, dealer J 7), then the 14th round starts on the cut card.
+    p = msgspec.structs.replace(builtin("lugano"), name="short", cut_card_from_end=312 - 57)
+    h = table(p, "10 J K 7 " * 14)
+    for rnd in range(1, 15):
+        h.bet("p1", 1)
+        h.close()
+        stand_all(h)
+        out = h.of(E.CutCardOut)
+        if rnd < 14:
+            assert not out and h.s.phase == "betting"
+    assert h.of(E.CutCardOut) == [E.CutCardOut(round=14)]
+    settled = h.of(E.RoundSettled)
+    assert len(settled) == 14 and settled[-1].last_of_shoe and not settled[-2].last_of_shoe
+    assert h.s.phase == "shuffle"
+    # Campione Art. 30: the player who "received" the cut card is offered the next cut.
+    assert h.s.cut_entitled == "p1"
+    refused(h, C.Shuffle(by="p1", order=[]), "staff_only")
+    h.do(C.Shuffle(**CROUPIER, order=shuffle_order(p, SeededRng(1))))
+    refused(h, C.Cut(**CROUPIER, at=50), "not_entitled_to_cut")
+    refused(h, C.Cut(by="p2", at=50), "not_entitled_to_cut")
+    h.do(C.Cut(by="p1", at=50))
+    assert h.s.phase == "betting"
+
+
+def short_profile(name, void):
+    base = builtin(name)
+    return msgspec.structs.replace(
+        base, name=f"{name}-1deck", decks=1, min_decks=1, cut_card_from_end=0, cut_margin=5,
+        void_round_on_short_shoe=void,
+    )
+
+
+def test_titano_voids_a_round_the_shoe_cannot_finish(table):
+    # One deck, no cut card: 47 cards after the burn. Play till a round runs short.
+    h = table(short_profile("titano", True), "")
+    for _ in range(40):
+        if h.s.phase != "betting":
+            break
+        h.bet("p1", 1)
+        h.close()
+        stand_all(h)
+    assert h.of(E.ShoeRanShort) == [E.ShoeRanShort(action="void")]
+    assert h.s.phase == "shuffle"
+    last_round = h.of(E.RoundVoided)[-1].round
+    voided = h.voided()
+    assert voided and all(f":r{last_round}:" in w for w in voided)
+    assert h.of(E.RoundSettled)[-1].round == last_round - 1
+
+
+def test_a_short_shoe_elsewhere_reshuffles_the_discards(table):
+    h = table(short_profile("lugano", False), "")
+    for _ in range(40):
+        if h.s.phase == "reshuffle":
+            break
+        h.bet("p1", 1)
+        h.close()
+        stand_all(h)
+    assert h.s.phase == "reshuffle"
+    on_table = [c for b in h.s.boxes for hd in b.hands for c in hd.cards] + h.s.dealer
+    with pytest.raises(GameError) as exc:
+        h.t.handle(C.Shuffle(**CROUPIER, order=list(range(52))))
+    assert exc.value.code == "bad_shuffle"
+    rest = [c for c in range(52) if c not in on_table]
+    h.do(C.Shuffle(**CROUPIER, order=rest))
+    stand_all(h)
+    assert h.of(E.RoundSettled)[-1].last_of_shoe and h.s.phase == "shuffle"
+
+
+# -- live tables ---------------------------------------------------------------------------
+
+
+def card(h, text, box, hand=0):
+    return h.do(C.Card(**CROUPIER, card=parse_card(text), box=box, hand=hand))
+
+
+def test_live_cards_are_checked_against_the_shoe_and_the_dealing_order(table):
+    h = table("campione", live=True)
+    h.bet("p1", 1)
+    h.bet("p2", 2)
+    h.close()
+    refused(h, C.Card(**CROUPIER, card=parse_card("AS"), box=2), "wrong_recipient")
+    refused(h, C.Card(**CROUPIER, card=parse_card("AS"), box=0), "wrong_recipient")
+    refused(h, C.Card(**CROUPIER, card=52, box=1), "not_a_card")
+    refused(h, C.Card(by="p1", card=0, box=1), "staff_only")
+    card(h, "AS", 1)
+    card(h, "AS", 2)
+    card(h, "AS", 0)
+    card(h, "AS", 1)  # four decks: the fourth ace of spades
+    refused(h, C.Card(**CROUPIER, card=parse_card("AS"), box=2), "card_not_in_shoe")
+    refused(h, C.PlaceBet(by="p3", box=3, amount=1000), "betting_closed")
+    card(h, "9D", 2)
+    assert h.s.phase == "offers"  # dealer's ace
+    h.do(C.CloseOffers(**CROUPIER))
+    # Box 1 holds A A (soft 12): it hits, and the card goes to box 1 only.
+    h.do(C.Hit(by="p1", box=1))
+    refused(h, C.Card(**CROUPIER, card=parse_card("5H"), box=2), "wrong_recipient")
+    card(h, "5H", 1)
+    h.do(C.Stand(by="p1", box=1))
+    h.do(C.Stand(by="p2", box=2))
+    card(h, "7C", 0)  # dealer A 7: soft 18, stands
+    assert h.s.phase == "betting"
+    assert h.net("p1") == -1000 and h.net("p2") == 1000  # 17 loses, A 9 = 20 wins
+
+
+def test_live_cut_card_reported_by_the_croupier(table):
+    h = table("lugano", live=True)
+    refused(h, C.CutCardOut(**CROUPIER), "no_round")
+    h.bet("p1", 1)
+    h.close()
+    h.do(C.CutCardOut(**CROUPIER))
+    refused(h, C.CutCardOut(**CROUPIER), "cut_card_already_out")
+    for c, box in (("10S", 1), ("9S", 0), ("KH", 1)):
+        card(h, c, box)
+    h.do(C.Stand(by="p1", box=1))
+    card(h, "8D", 0)  # dealer 17
+    assert h.s.phase == "shuffle" and h.net("p1") == 1000
+
+
+def test_rng_table_refuses_entered_cards(table):
+    h = table("lugano", "")
+    h.bet("p1", 1)
+    h.close()
+    refused(h, C.Card(**CROUPIER, card=0, box=1), "not_live")
+    refused(h, C.CutCardOut(**CROUPIER), "not_live")
+
+
+@pytest.mark.parametrize(
+    "second, hole, settled",
+    [("9S", "9D", (15000, 15000, 10000)), ("7S", "QD", (15000, 5000, 0))],  # 19 v 17 wins, 17 v 18 loses
+)
+def test_chips_over_the_maximum_on_a_live_felt_art_9(table, second, hole, settled):
+    # Titano, maximum 10000: the croupier enters the 15000 the player put down. The
+    # excess 5000 is never paid on a win and comes back on a loss.
+    h = table("titano", live=True)
+    refused(h, C.PlaceBet(by="p1", box=1, amount=15000), "above_maximum")
+    refused(h, C.PlaceBet(**CROUPIER, box=1, amount=15000), "players_only")
+    h.do(C.PlaceBet(**CROUPIER, box=1, amount=15000, player="p1"))
+    h.close()
+    for c, box in (("10S", 1), ("8D", 0), (second, 1), (hole, 0)):
+        card(h, c, box)
+    h.do(C.Stand(by="p1", box=1))
+    assert h.s.phase == "betting"
+    (w,) = h.settled().values()
+    assert (w.stake, w.returned, w.won) == settled
