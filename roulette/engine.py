@@ -47,6 +47,7 @@ class TableView(msgspec.Struct, frozen=True):
     late: list[LateBet]
     last_numbers: list[int]
     derniere: bool
+    derniere_spin: int  # the announced last spin, 0 if none
     societa: dict[str, list[str]]
     viewer: str | None
     viewer_staked: int
@@ -110,7 +111,8 @@ class RouletteTable:
             prisoners=[b.wager for b in s.bets if b.prison],
             late=list(s.late),
             last_numbers=list(s.last_numbers),
-            derniere=s.derniere,
+            derniere=s.derniere_spin != 0,
+            derniere_spin=s.derniere_spin,
             societa={k: list(v) for k, v in s.societa.items()},
             viewer=viewer,
             viewer_staked=sum(b.amount for b in s.bets if b.player == viewer),
@@ -134,6 +136,11 @@ class RouletteTable:
 
     def _members(self, player: str) -> list[str]:
         return self._group.get(player, [player])
+
+    def _held(self, player: str, spot: str) -> int:
+        """Chips on ``spot`` that count toward ``player``'s maximum: theirs and their
+        società's, prisoners included (Art. 3, 6-7)."""
+        return sum(self._totals.get((m, spot), 0) for m in self._members(player))
 
     def _bet_phase(self, late_ok: bool = True) -> None:
         phase = self.state.phase
@@ -182,7 +189,7 @@ class RouletteTable:
             pieces: list[_Piece] = []
             for spot, units, amount in raw:
                 maximum = st.maximum(KIND_BY_NAME[spot])
-                have = added[spot] + sum(self._totals.get((m, spot), 0) for m in members)
+                have = added[spot] + self._held(player, spot)
                 room = max(0, maximum - have)
                 excess = 0
                 if amount > room:
@@ -386,9 +393,12 @@ class RouletteTable:
         number = c.number
         policy = s.settings.prison_on_zero
         partage = frozenset(s.partage_players)
-        outcomes = settle(s.bets, number, policy, partage)
+        last = s.derniere_spin == s.spin
+        outcomes = settle(s.bets, number, policy, partage, last=last)
         out: list[Any] = [
-            E.SpinResult(s.spin, number, colour(number), c.source, s.bets, policy, sorted(partage))
+            E.SpinResult(
+                s.spin, number, colour(number), c.source, s.bets, policy, sorted(partage), last
+            )
         ]
         remaining: list[Bet] = []
         paid: defaultdict[str, int] = defaultdict(int)
@@ -415,9 +425,8 @@ class RouletteTable:
         s.last_numbers = ([number] + s.last_numbers)[:LAST_NUMBERS]
         s.last_paid = {p: v for p, v in paid.items() if v}
         s.phase = "settled"
-        if s.derniere:
-            s.derniere = False
-            out += self._return_everything("table closed after la dernière")
+        if last:  # settle() left no prisoner: the table closes empty
+            s.derniere_spin = 0
             s.phase = "closed"
             out.append(E.TableClosed(s.spin, "la dernière", c.by.id))
         return out
@@ -427,10 +436,12 @@ class RouletteTable:
         s = self.state
         if s.phase in ("closed", "suspended"):
             raise GameError("table_closed", "The table is not playing.")
-        if s.derniere:
+        if s.derniere_spin:
             raise GameError("already_announced", "La dernière has already been announced.")
-        s.derniere = True
-        return [E.LastSpinAnnounced(s.spin + 1 if s.phase == "settled" else s.spin)]
+        # Art. 14: announced before the players bet on it, so once the ball runs the
+        # last spin is the next one.
+        s.derniere_spin = s.spin if s.phase == "open" else s.spin + 1
+        return [E.LastSpinAnnounced(s.derniere_spin)]
 
     def _suspend(self, c: C.Suspend) -> list[Any]:
         _need(c.by, "chef", "suspend the table")
@@ -439,7 +450,7 @@ class RouletteTable:
             raise GameError("wrong_phase", "The table is not playing.")
         out = self._return_everything("table suspended")
         s.phase = "suspended"
-        s.derniere = False
+        s.derniere_spin = 0
         return out + [E.TableSuspended(s.spin, c.reason, c.by.id)]
 
     def _close_table(self, c: C.CloseTable) -> list[Any]:
@@ -449,7 +460,7 @@ class RouletteTable:
             raise GameError("table_closed", "The table is already closed.")
         out = self._return_everything("table closed")
         s.phase = "closed"
-        s.derniere = False
+        s.derniere_spin = 0
         return out + [E.TableClosed(s.spin, c.reason, c.by.id)]
 
     def _prisoner(self, by: Actor, wager: str) -> Bet:
@@ -474,9 +485,8 @@ class RouletteTable:
             raise GameError("not_simple_chance", "An imprisoned bet can only move to another simple chance.")
         if target.name == b.spot:
             raise GameError("same_spot", f"The bet is already on {b.spot}.")
-        members = self._members(b.player)
         maximum = self.state.settings.maximum("simple")
-        have = sum(self._totals.get((m, target.name), 0) for m in members)
+        have = self._held(b.player, target.name)
         if have + b.amount - b.excess > maximum:
             room = max(0, maximum - have)
             raise GameError(
@@ -494,6 +504,8 @@ class RouletteTable:
     def _set_partage(self, c: C.SetPartagePreference) -> list[Any]:
         if c.by.role == "player" and c.by.id != c.player:
             raise GameError("not_allowed", "You can only set your own preference.")
+        if not isinstance(c.player, str) or not c.player:
+            raise GameError("unknown_player", "Name the player whose preference this is.")
         if type(c.partage) is not bool:
             raise GameError("invalid_preference", "Partage is on or off.")
         players = set(self.state.partage_players)
@@ -536,6 +548,15 @@ class RouletteTable:
         check_settings(c.settings)
         if c.settings.currency != self.state.settings.currency:
             raise GameError("invalid_settings", "A table's currency cannot change.")
+        base = self.state.pending_settings or self.state.settings
+        if (c.settings.raised, c.settings.raise_ceilings) != (base.raised, base.raise_ceilings):
+            # Art. 5: a raise is agreed with the control service, so only RaiseLimit,
+            # which names the officer, may grant one or move its ceiling.
+            raise GameError(
+                "missing_authorisation",
+                "The plein and cheval raises are granted only as the director's raise naming "
+                "the control officer (Art. 5), not with a settings change.",
+            )
         self.state.pending_settings = c.settings
         return [E.SettingsAnnounced(c.settings, self.state.spin + 1, c.by.id, c.reason)]
 
@@ -573,7 +594,9 @@ class RouletteTable:
     def _mark_unclaimed(self, c: C.MarkUnclaimed) -> list[Any]:
         _need(c.by, "chef", "record unclaimed bets or wins")
         s = self.state
-        if s.phase == "settled":
+        # Wins stay claimable until the next spin opens, also once la dernière or the
+        # director has closed the table right after the result.
+        if s.phase in ("settled", "closed", "suspended"):
             amount = s.last_paid.get(c.player, 0)
             if not amount:
                 raise GameError("nothing_unclaimed", f"{c.player} has no winnings from the last spin.")

@@ -98,6 +98,8 @@ class SpinResult(_Ev, tag="spin_result"):
     bets: list[Bet]  # every bet in force at the result, prisoners included
     prison_on_zero: str
     partage_players: list[str]
+    # La dernière: nothing can stay en prison, a zero splits the simple chances (partage).
+    last_spin: bool = False
 
 
 class WagerImprisoned(_Ev, tag="wager_imprisoned"):

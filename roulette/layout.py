@@ -208,8 +208,7 @@ def parse_spot(text: str) -> Combination:
         return BY_NAME[_WHOLE_ALIASES[s]]
     if s.replace("carre", "carré", 1) in BY_NAME:
         return BY_NAME[s.replace("carre", "carré", 1)]
-    words = [w for w in re.split(r"[\s/\-+&,]+", s) if w]
-    if sum(w in _OUTSIDE_WORDS for w in words) >= 2:
+    if _astride_named(s):
         raise _astride(text)
     m = _SPOT_RE.fullmatch(s)
     if m is None:
@@ -281,14 +280,32 @@ def parse_spot(text: str) -> Combination:
     return combo
 
 
+_JOINERS = re.compile(r"\s*(?:[/+&,]|\s(?:et|and|e|ou|or)\s)\s*")
+_OUTSIDE_KINDS = ("simple", "douzaine", "colonne")
+
+
+def _astride_named(s: str) -> bool:
+    """Art. 4: ``s`` (normalised) joins two simple chances, dozens or columns, however
+    spelt: "rouge/noir", "1-18/19-36", "douzaine 1/douzaine 2", "colonnes 1 et 2"."""
+    words = [w for w in re.split(r"[\s/\-+&,]+", s) if w]
+    if sum(w in _OUTSIDE_WORDS for w in words) >= 2:
+        return True
+    parts = _JOINERS.split(s)
+    outside = [p for p in parts if _alias_kind(p) in _OUTSIDE_KINDS]
+    if len(outside) >= 2:
+        return True
+    dozen_word = any(_KIND_WORDS.get(w) in ("douzaine", "colonne") for w in words)
+    return dozen_word and len(re.findall(r"[0-9]+", s)) >= 2
+
+
+def _alias_kind(part: str) -> str | None:
+    combo = BY_NAME.get(_WHOLE_ALIASES.get(part, part))
+    return combo.kind if combo else None
+
+
 def _astride(text: str) -> GameError:
     return GameError(
         "astride_forbidden",
         f"{text!r}: bets astride two simple chances, dozens or columns are not allowed (Art. 4).",
         spot=text,
     )
-
-
-def spot_name(text: str) -> str:
-    """Canonical name of the combination ``text`` names."""
-    return parse_spot(text).name

@@ -81,6 +81,11 @@ def check_settings(s: TableSettings) -> None:
             raise GameError(
                 "invalid_settings", f"The maximum on {kind} must be a whole amount >= the minimum."
             )
+    for kind, ceiling in s.raise_ceilings.items():
+        if kind not in KINDS or type(ceiling) is not int:
+            raise GameError(
+                "invalid_settings", "A raise ceiling is a whole amount on a combination kind."
+            )
     for kind, m in s.raised.items():
         ceiling = s.raise_ceilings.get(kind)
         if ceiling is None or type(m) is not int or not s.maximum_base(kind) <= m <= ceiling:

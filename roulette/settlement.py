@@ -5,6 +5,9 @@ Per bet: a winner gets its stake back plus stake x pays; a loser loses it. Zero
 simple chance goes en prison or, for an owner who chose partage, returns half at once.
 An imprisoned bet is freed unpaid when the next decisive spin wins it and lost when it
 loses; on a second zero it is lost (``prison_on_zero="lose"``) or stays (``"stay"``).
+On the last spin before the table closes ("la dernière", ``last=True``) no later spin
+can decide a prisoner, so the zero splits what would go or stay en prison (partage):
+handing it back whole would make that spin's simple chances a bet without house edge.
 Partage of an odd stake hands the player the larger half: Art. 3 lets the bank take
 half of the bet, never more.
 The Art. 8 excess of a croupier-entered bet is never in play and is always returned.
@@ -42,6 +45,7 @@ def settle(
     number: int,
     prison_on_zero: str = "lose",
     partage_players: Collection[str] = (),
+    last: bool = False,
 ) -> list[Outcome]:
     wins = WINNERS[number]
     zero = number == 0
@@ -52,8 +56,10 @@ def settle(
     for b in bets:
         spot = b.spot
         if b.prison:
-            if zero:
-                append((b, PRISON_STAYS, 0, 0) if stay else (b, PRISON_LOST, b.excess, 0))
+            if zero and not stay:
+                append((b, PRISON_LOST, b.excess, 0))
+            elif zero:
+                append((b, PARTAGE, partage_return(b), 0) if last else (b, PRISON_STAYS, 0, 0))
             elif spot in wins:
                 append((b, FREED, b.amount, 0))
             else:
@@ -61,7 +67,7 @@ def settle(
         elif spot in wins:
             append((b, WON, b.amount, (b.amount - b.excess) * pays[spot]))
         elif zero and spot in SIMPLE_NAMES:
-            if b.player in partage_players:
+            if last or b.player in partage_players:
                 append((b, PARTAGE, partage_return(b), 0))
             else:
                 append((b, PRISON, 0, 0))

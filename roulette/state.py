@@ -72,4 +72,4 @@ class RouletteState(msgspec.Struct, kw_only=True):
     partage_players: list[str] = msgspec.field(default_factory=list)
     societa: dict[str, list[str]] = msgspec.field(default_factory=dict)
     last_paid: dict[str, int] = msgspec.field(default_factory=dict)  # last spin, per player
-    derniere: bool = False
+    derniere_spin: int = 0  # la dernière: the spin after which the table closes (0: none)

@@ -14,6 +14,7 @@ from roulette.commands import (
 )  # fmt: skip
 from roulette import events as E
 from roulette.engine import RouletteTable
+from roulette.limits import default_settings
 from roulette.settlement import settle
 from roulette.state import Actor, RouletteState
 
@@ -203,26 +204,51 @@ def test_rien_va_returns_to_before_the_launch(phase):
     assert t.state.spin == 1
 
 
-def test_la_derniere_closes_the_table_after_the_spin_and_returns_prisoners():
-    t = at("open")
+@pytest.mark.parametrize("policy, carried_back", [("lose", 0), ("stay", 1501)])
+def test_la_derniere_zero_splits_what_would_go_en_prison_then_closes(policy, carried_back):
+    # No later spin can free a prisoner, so the last spin's zero is a partage for every
+    # simple chance: returning them whole would make that spin free of house edge.
+    t = RouletteTable("t1", default_settings(prison_on_zero=policy))
+    t.handle(OPEN)
+    t.handle(bet(ANN, "pair", 3001))
+    t.handle(LAUNCH), t.handle(RNVP), t.handle(Result(by=CROUPIER, number=0))
+    (carried,) = t.state.bets  # Ann's pair, en prison since spin 1
+    t.handle(OPEN)
+    t.handle(bet(ANN, "plein 17", 1000))
     t.handle(bet(BOB, "rouge", 2000))
-    assert t.handle(LastSpin(by=CROUPIER)) == [E.LastSpinAnnounced(1)]
+    assert t.handle(LastSpin(by=CROUPIER)) == [E.LastSpinAnnounced(2)]
     t.handle(LAUNCH)
     t.handle(RNVP)
     events = t.handle(Result(by=CROUPIER, number=0))
-    prisoner = [e for e in events if isinstance(e, E.WagerImprisoned)][0]
-    assert [type(e) for e in events[-2:]] == [WagerVoided, E.TableClosed]
-    assert events[-2] == WagerVoided(prisoner.wager, "bob", 2000, "table closed after la dernière")
-    assert t.state.phase == "closed" and t.state.bets == [] and not t.state.derniere
+    assert events[0].last_spin is True
+    settled = {e.wager: e for e in events if isinstance(e, WagerSettled)}
+    rouge = next(b.wager for b in events[0].bets if b.spot == "rouge")
+    assert settled[rouge] == WagerSettled(rouge, "bob", 2000, 1000, 0, "partage")
+    carried_how = "prison_lost" if policy == "lose" else "partage"
+    assert settled[carried.wager] == WagerSettled(carried.wager, "ann", 3001, carried_back, 0, carried_how)
+    assert not any(isinstance(e, (E.WagerImprisoned, E.PrisonerStays, WagerVoided)) for e in events)
+    assert events[-2] == E.SpinSettled(2, 0, 6001, 1000 + carried_back, 0)
+    assert events[-1] == E.TableClosed(2, "la dernière", "c1")
+    assert t.state.phase == "closed" and t.state.bets == [] and t.state.derniere_spin == 0
 
 
-def test_la_derniere_announced_between_spins_is_the_next_spin():
-    t = at("settled")
+@pytest.mark.parametrize("phase", ["launched", "no_more_bets", "settled"])
+def test_la_derniere_announced_once_bets_are_closed_is_the_next_spin(phase, refused):
+    # Art. 14: players hear it before they bet on the last spin
+    t = at(phase)
     assert t.handle(LastSpin(by=CROUPIER)) == [E.LastSpinAnnounced(2)]
+    assert t.view().derniere and t.view().derniere_spin == 2
+    refused(t, LastSpin(by=CROUPIER), "already_announced")
+    if phase != "settled":
+        if phase == "launched":
+            t.handle(RNVP)
+        events = t.handle(Result(by=CROUPIER, number=4))
+        assert events[0].last_spin is False and t.state.phase == "settled"
     t.handle(OPEN)
     t.handle(LAUNCH)
     t.handle(RNVP)
-    assert isinstance(t.handle(Result(by=CROUPIER, number=4))[-1], E.TableClosed)
+    events = t.handle(Result(by=CROUPIER, number=4))
+    assert events[0].last_spin is True and events[-1] == E.TableClosed(2, "la dernière", "c1")
 
 
 @pytest.mark.parametrize("phase", ["open", "launched", "no_more_bets", "settled"])
@@ -297,6 +323,19 @@ def test_unclaimed_wins_and_abandoned_bets(refused):
     refused(t, MarkUnclaimed(by=CHEF, player="ann"), "wrong_phase")
 
 
+def test_wins_of_la_derniere_can_still_be_recorded_unclaimed(refused):
+    t = at("open")  # ann: plein 17, CHF 10
+    t.handle(LastSpin(by=CROUPIER))
+    t.handle(LAUNCH), t.handle(RNVP), t.handle(Result(by=CROUPIER, number=17))
+    assert t.state.phase == "closed"
+    assert t.handle(MarkUnclaimed(by=CHEF, player="ann")) == [
+        E.UnclaimedRecorded("ann", 1, "wins", 1000 + 35 * 1000, [], "h1")
+    ]
+    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+    t.handle(OPEN)  # the next session: last spin's wins are no longer the table's to record
+    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+
+
 def test_state_round_trips_and_events_replay_the_spin():
     t = at("open")
     t.handle(PlaceAnnounced(by=BOB, player="bob", announce="finale 1/2", unit=500))
@@ -311,7 +350,7 @@ def test_state_round_trips_and_events_replay_the_spin():
     # the SpinResult alone re-settles to the very same WagerSettled events
     replayed = [
         WagerSettled(b.wager, b.player, b.amount, ret, won, res)
-        for b, res, ret, won in settle(result.bets, result.number, result.prison_on_zero, result.partage_players)
+        for b, res, ret, won in settle(result.bets, result.number, result.prison_on_zero, result.partage_players, result.last_spin)
     ]
     assert replayed == [e for e in decoded if isinstance(e, WagerSettled)]
     copy = RouletteTable.from_state(msgspec.json.decode(msgspec.json.encode(t.state), type=RouletteState))

@@ -120,6 +120,8 @@ def test_aliases(text, name):
         ("manque-passe", "astride_forbidden"), ("douzaine 1/2", "astride_forbidden"),
         ("colonne 2-3", "astride_forbidden"), ("cheval douzaine 1/2", "astride_forbidden"),
         ("P12/M12", "astride_forbidden"), ("rouge/pair", "astride_forbidden"),
+        ("douzaine 1/douzaine 2", "astride_forbidden"), ("colonnes 1 et 2", "astride_forbidden"),
+        ("1-18/19-36", "astride_forbidden"), ("rouge + douzaine 1", "astride_forbidden"),
     ],
 )  # fmt: skip
 def test_refusals_name_the_problem(text, code):

@@ -167,6 +167,26 @@ def test_settings_change_from_the_next_spin_and_are_announced(refused):
     refused(t, PlaceBet(by=ANN, player="ann", spot="rouge", amount=5 * CHF), "below_minimum")
 
 
+def test_a_raise_comes_only_through_the_directors_raise(refused):
+    # A settings change may not grant or stretch a raise: that would skip the control
+    # officer Art. 5 requires and the 1,500 / 2,000 ceilings.
+    t = new_table()
+    s = t.state.settings
+    sneaky = msgspec.structs.replace(s, raised={"plein": 1500 * CHF})
+    refused(t, ChangeSettings(by=DIRECTOR, settings=sneaky), "missing_authorisation")
+    wider = msgspec.structs.replace(s, raise_ceilings={"plein": 10_000 * CHF, "cheval": 2000 * CHF})
+    refused(t, ChangeSettings(by=DIRECTOR, settings=wider), "missing_authorisation")
+    odd = msgspec.structs.replace(s, raise_ceilings={"foo": 10}, raised={"foo": 5})
+    refused(t, ChangeSettings(by=DIRECTOR, settings=odd), "invalid_settings")
+    t.handle(RaiseLimit(by=DIRECTOR, kind="plein", maximum=1200 * CHF, control_officer="m. rossi"))
+    # a later change of the minimum (as the server's limits console sends it) keeps the raise
+    later = msgspec.structs.replace(t.state.pending_settings, minimum=10 * CHF)
+    t.handle(ChangeSettings(by=DIRECTOR, settings=later))
+    settle_on(t, 1)
+    t.handle(OpenSpin(by=CROUPIER))
+    assert t.state.settings.maximum("plein") == 1200 * CHF and t.state.settings.minimum == 10 * CHF
+
+
 def test_player_over_maximum_is_refused_with_the_room_left(refused):
     t = new_table()
     err = refused(t, PlaceBet(by=ANN, player="ann", spot="sixain 1-6", amount=3001 * CHF), "over_maximum")

@@ -101,6 +101,34 @@ def test_standing_partage_preference_returns_half_at_once():
     assert len([e for e in spin_and_reopen(t, 0) if isinstance(e, WagerImprisoned)]) == 1
 
 
+def test_a_preference_names_its_player(refused):
+    t = new_table()
+    refused(t, SetPartagePreference(by=Actor("c1", "croupier"), player="", partage=True), "unknown_player")
+
+
+@pytest.mark.parametrize(
+    "policy, number, expected",
+    [
+        # fresh rouge 1000, plein 17 100, prisoner pair 3001 (2: black, even; 17: black, odd)
+        ("lose", 0, {"r": ("partage", 500, 0), "p": ("lost", 0, 0), "q": ("prison_lost", 0, 0)}),
+        ("stay", 0, {"r": ("partage", 500, 0), "p": ("lost", 0, 0), "q": ("partage", 1501, 0)}),
+        ("stay", 2, {"r": ("lost", 0, 0), "p": ("lost", 0, 0), "q": ("freed", 3001, 0)}),
+        ("stay", 17, {"r": ("lost", 0, 0), "p": ("won", 100, 3500), "q": ("prison_lost", 0, 0)}),
+    ],
+)
+def test_last_spin_settlement_leaves_nothing_en_prison(policy, number, expected):
+    from roulette.settlement import settle
+    from roulette.state import Bet
+
+    bets = [
+        Bet("r", "ann", "rouge", 1000, 5),
+        Bet("p", "ann", "plein 17", 100, 5),
+        Bet("q", "bob", "pair", 3001, 4, prison=True),
+    ]
+    got = {b.wager: (result, ret, won) for b, result, ret, won in settle(bets, number, policy, (), last=True)}
+    assert got == expected
+
+
 @pytest.mark.parametrize("reopen", [False, True])
 def test_partage_chosen_after_the_zero(reopen, refused):
     t = new_table()

@@ -12,7 +12,7 @@ from games.rng import SeededRng
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 from roulette.announced import every_announced
 from roulette.commands import (
-    ChoosePartage, CloseTable, LaunchBall, MovePrisoner, NoMoreBets, OpenSpin, PlaceAnnounced,
+    ChoosePartage, CloseTable, LastSpin, LaunchBall, MovePrisoner, NoMoreBets, OpenSpin, PlaceAnnounced,
     PlaceBet, Result, SetPartagePreference, VoidSpin,
 )  # fmt: skip
 from roulette.draw import draw_number
@@ -37,7 +37,7 @@ bet_st = st.tuples(
 spin_st = st.tuples(
     st.lists(bet_st, max_size=12),
     st.integers(0, 36),
-    st.sampled_from(["none", "partage", "move", "void"]),
+    st.sampled_from(["none", "partage", "move", "void", "last"]),
 )
 
 
@@ -105,6 +105,8 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
             except GameError as err:
                 assert err.code in ("over_maximum", "below_minimum") and not staff
                 assert msgspec.msgpack.encode(table.state) == before
+        if extra == "last":  # la dernière: the table closes after this spin
+            post(table.handle(LastSpin(by=CROUPIER)))
         post(table.handle(LaunchBall(by=CROUPIER)))
         if extra == "void":
             post(table.handle(VoidSpin(by=CHEF, reason="test")))
@@ -114,9 +116,11 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
         # what the ledger still holds is exactly what is on the layout (prisoners)
         assert {w: a for w, (a, _) in held.items()} == {b.wager: b.amount for b in table.state.bets}
         assert all(b.prison for b in table.state.bets)
+        assert table.state.phase == ("closed" if extra == "last" else "settled")
         copy = msgspec.msgpack.decode(msgspec.msgpack.encode(table.state), type=RouletteState)
         assert RouletteTable.from_state(copy).state == table.state
-    post(table.handle(CloseTable(by=CHEF)))
+    if table.state.phase != "closed":
+        post(table.handle(CloseTable(by=CHEF)))
     assert held == {}
     assert sum(balance.values()) + bank == 0
 
