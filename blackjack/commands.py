@@ -72,6 +72,30 @@ class WithdrawBet(_Cmd, tag="withdraw_bet"):
     box: int
 
 
+class PlaceSideBet(_Cmd, tag="place_side_bet"):
+    """Lugano: a side bet beside the player's own bet on ``box``, before the first card.
+    ``currency`` says what chips they are ("" = the table's); Blazing 7s takes CHF only,
+    a fixed stake, and only from the box holder."""
+
+    box: int
+    bet: Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
+    amount: int
+    currency: str = ""
+
+
+class WithdrawSideBet(_Cmd, tag="withdraw_side_bet"):
+    box: int
+    bet: Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
+
+
+class JackpotMeters(_Cmd, tag="jackpot_meters"):
+    """The server relays the linked jackpot's meters (``jackpot.MetersChanged``) so every
+    client of the table sees them move. Staff or system only."""
+
+    minor: int
+    major: int
+
+
 class CloseBets(_Cmd, tag="close_bets"):
     """"Rien ne va plus": the croupier closes betting and the deal begins."""
 
@@ -179,7 +203,7 @@ class ExposeCard(_Cmd, tag="expose_card"):
 
 Command = (
     Shuffle | Cut | Reshuffle | CutCardOut | Sit | Leave | PlaceBet | WithdrawBet | CloseBets
-    | SetLimits | Card | Insure | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double
+    | SetLimits | PlaceSideBet | WithdrawSideBet | JackpotMeters | Card | Insure | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double
     | Split | BehindDouble | BehindSplit | VoidRound | BurnCard | ExposeCard
 )
 

@@ -177,3 +177,8 @@ class ReshuffleOrdered(_Ev, tag="reshuffle_ordered"):
 
 
 Event = Event | ShoeRanShort | ReshuffleOrdered
+
+# Lugano's Blazing 7s (issue 4): what the table tells the jackpot pool, and the meters.
+from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged  # noqa: E402
+
+Event = Event | JackpotRoundStarted | JackpotRoundReport | MetersChanged

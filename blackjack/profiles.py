@@ -14,6 +14,8 @@ from typing import Literal
 
 import msgspec
 
+from blackjack.jackpot import Blazing7s, check_blazing
+from blackjack.sidebets import PerfectPairs, Push22, TwentyOnePlusThree, check_tables
 from games.errors import GameError
 
 BOXES = 7
@@ -63,6 +65,14 @@ class Profile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_to_min_ratio: int = 0  # 0 = free; Campione's 1:10 means max <= 10 * min
     max_bet_cap: int = 0  # 0 = no cap; Campione: CHF 5,000 per person per box
     currency: str = "CHF"
+    # Lugano's extras (issue 4). A side bet whose pay table is None is not offered.
+    perfect_pairs: PerfectPairs | None = None
+    twenty_one_plus_three: TwentyOnePlusThree | None = None
+    push_22: Push22 | None = None
+    blazing_7s: Blazing7s | None = None
+    # Free Bet blackjack: free splits (any pair but 4s and tens) and free doubles on hard
+    # 9-11, the house's chip never lost by the player; a dealer 22 pushes all but blackjacks.
+    free_bet: bool = False
 
     @property
     def cards(self) -> int:
@@ -120,6 +130,13 @@ def validate(p: Profile) -> Profile:
 
     if p.currency not in CURRENCIES:
         raise bad(f"unknown currency {p.currency!r}")
+    reason = check_tables(p.perfect_pairs, p.twenty_one_plus_three, p.push_22)
+    if not reason and p.blazing_7s is not None:
+        reason = check_blazing(p.blazing_7s)
+    if reason:
+        raise bad(reason)
+    if p.free_bet and p.max_split_hands < 2:
+        raise bad("Free Bet splits for free, but the profile forbids splitting")
     return p
 
 

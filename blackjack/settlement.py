@@ -4,8 +4,9 @@ entry in ``SETTLE``."""
 
 from __future__ import annotations
 
+from blackjack import sidebets
 from blackjack.profiles import Profile
-from blackjack.state import BEHIND, BOX, DOUBLE, INSURANCE, SPLIT, Wager
+from blackjack.state import BEHIND, BOX, DOUBLE, FREE_DOUBLE, FREE_KINDS, FREE_SPLIT, INSURANCE, SPLIT, Wager
 from games.wagers import WagerSettled
 
 # How a hand ended against the dealer.
@@ -62,12 +63,26 @@ def settle_even_money(w: Wager) -> WagerSettled:
     return WagerSettled(w.id, w.player, w.amount, w.amount, w.amount - w.excess, "even money")
 
 
+def settle_free(w: Wager, outcome: int, dealer_bj: bool, p: Profile) -> WagerSettled:
+    """The house's free chip (Free Bet): it wins like a real one (a split or doubled hand
+    is never a blackjack) and the player never loses it, since nothing of theirs is on it."""
+    what = "free double" if w.kind == FREE_DOUBLE else "free split"
+    if outcome >= WIN:
+        return WagerSettled(w.id, w.player, 0, 0, w.amount, f"{what}: win")
+    return WagerSettled(w.id, w.player, 0, 0, 0, f"{what}: {_REASON[outcome]} (the house's chip)")
+
+
 def settle_bust(w: Wager) -> WagerSettled:
+    if w.kind in FREE_KINDS:
+        return WagerSettled(w.id, w.player, 0, 0, 0, "bust (the house's chip)")
     return WagerSettled(w.id, w.player, w.amount, 0, 0, "bust")
 
 
 # Wagers riding on a hand, settled against the dealer: kind -> function.
-SETTLE = {BOX: settle_stake, BEHIND: settle_stake, SPLIT: settle_extra, DOUBLE: settle_extra}
+SETTLE = {
+    BOX: settle_stake, BEHIND: settle_stake, SPLIT: settle_extra, DOUBLE: settle_extra,
+    FREE_DOUBLE: settle_free, FREE_SPLIT: settle_free,
+}
 HAND_KINDS = frozenset(SETTLE)
 
 # Extension points for bets that do not ride on a hand (Lugano's side bets, issue 4).
@@ -75,6 +90,11 @@ HAND_KINDS = frozenset(SETTLE)
 # AFTER_DEAL is called once the first two cards and the dealer's up card are out
 # (Perfect Pairs, 21+3); ROUND_END once the dealer has finished (Push 22). A ROUND_END
 # wager still open makes the dealer play out his hand even if every box is bust.
-AFTER_DEAL: dict = {}
-ROUND_END: dict = {}
+# Blazing 7s needs the whole table (envy bonuses) and the jackpot pool, so the table
+# settles it itself (``BlackjackTable._settle_blazing``).
+AFTER_DEAL: dict = {
+    sidebets.PERFECT_PAIRS: sidebets.settle_perfect_pairs,
+    sidebets.TWENTY_ONE_PLUS_THREE: sidebets.settle_twenty_one_plus_three,
+}
+ROUND_END: dict = {sidebets.PUSH_22: sidebets.settle_push_22}
 __all__ = ["SETTLE", "HAND_KINDS", "AFTER_DEAL", "ROUND_END", "INSURANCE", "hand_outcome", "settle_insurance"]

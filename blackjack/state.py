@@ -13,6 +13,11 @@ BEHIND = "behind"  # a stake behind someone else's box
 DOUBLE = "double"
 SPLIT = "split"
 INSURANCE = "insurance"
+# Free Bet (Lugano): the house's chip beside a free double or a free split. It is placed
+# and voided as 0 of the player's money and, settled, pays its win with a stake of 0.
+FREE_DOUBLE = "free_double"
+FREE_SPLIT = "free_split"
+FREE_KINDS = frozenset((FREE_DOUBLE, FREE_SPLIT))
 
 
 class Wager(msgspec.Struct, gc=False):
@@ -54,6 +59,16 @@ class Bet(msgspec.Struct, gc=False):
     excess: int = 0
 
 
+class SideBet(msgspec.Struct, gc=False):
+    """A side bet placed while betting is open (Lugano); a box wager from the close."""
+
+    box: int
+    player: str
+    kind: str
+    amount: int
+    wager: str
+
+
 class TableState(msgspec.Struct, gc=False):
     table_id: str
     profile: Profile
@@ -90,3 +105,7 @@ class TableState(msgspec.Struct, gc=False):
     resume_phase: str = ""  # the phase a short shoe interrupted
     seq: int = 0  # wager counter, for unique ids
     wager_serial: int = 0  # across rounds, bets placed while betting
+    side_bets: list[SideBet] = []
+    # Blazing 7s: this round entered the jackpot pool and has not reported to it yet.
+    jackpot_entered: bool = False
+    jackpot_meters: list[int] = []  # [minor, major] as the pool last announced them

@@ -149,6 +149,14 @@ class Strategy:
 
     def action(self, cards: list[int], up_card: int, can_double: bool, can_split: bool) -> str:
         up = VALUE[up_card]
+        if self.profile.free_bet and len(cards) == 2:
+            # Free Bet: the house's chip costs nothing, so take every free split (5s double
+            # instead) and every free double on hard 9-11. The rest is the usual chart.
+            a, b = VALUE[cards[0]], VALUE[cards[1]]
+            if can_split and a == b and a not in (4, 5, 10):
+                return SPLIT
+            if can_double and a != 1 and b != 1 and 9 <= a + b <= 11:
+                return DOUBLE
         if can_split and len(cards) == 2 and VALUE[cards[0]] == VALUE[cards[1]] and self._sp[VALUE[cards[0]]][up]:
             return SPLIT
         hard = 0

@@ -21,6 +21,8 @@ from blackjack.settlement import (
     HAND_KINDS,
     ROUND_END,
     SETTLE,
+    PUSH,
+    WIN,
     hand_outcome,
     settle_bust,
     settle_even_money,
@@ -28,14 +30,38 @@ from blackjack.settlement import (
 )
 from blackjack.shoe import check_order, commitment, cut, cut_bounds, fresh_counts
 from blackjack.cards import full_shoe
-from blackjack.state import BEHIND, BOX, DOUBLE, INSURANCE, SPLIT, Bet, Box, Hand, TableState, Wager
+from blackjack import jackpot as J
+from blackjack.sidebets import PERFECT_PAIRS, PUSH_22, TWENTY_ONE_PLUS_THREE
+from blackjack.state import (
+    BEHIND,
+    BOX,
+    DOUBLE,
+    FREE_DOUBLE,
+    FREE_KINDS,
+    FREE_SPLIT,
+    INSURANCE,
+    SPLIT,
+    Bet,
+    Box,
+    Hand,
+    SideBet,
+    TableState,
+    Wager,
+)
 from blackjack.view import table_view
 from games.errors import GameError
-from games.wagers import WagerPlaced, WagerVoided
+from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
 DEALER = -1
 HOLE = -2
 ROUND_PHASES = frozenset(("dealing", "offers", "play", "dealer", "reshuffle"))
+# Side bet -> the profile field holding its pay table (None: not offered).
+SIDE_BETS = {
+    PERFECT_PAIRS: "perfect_pairs",
+    TWENTY_ONE_PLUS_THREE: "twenty_one_plus_three",
+    PUSH_22: "push_22",
+    J.BLAZING_7S: "blazing_7s",
+}
 
 
 def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
@@ -109,10 +135,18 @@ class BlackjackTable:
         self._ev.append(WagerPlaced(w.id, player, amount, f"box {box.number} {kind}"))
         return w
 
+    def _place_free(self, box: Box, player: str, kind: str, amount: int, hand: int) -> None:
+        """The house's free chip (Free Bet): worth ``amount``, none of it the player's."""
+        w = Wager(self._new_id(), player, kind, amount, hand)
+        box.wagers.append(w)
+        what = "free double" if kind == FREE_DOUBLE else "free split"
+        self._ev.append(WagerPlaced(w.id, player, 0, f"box {box.number} {what} (the house's chip of {amount})"))
+
     def _stake_on(self, box: Box, player: str, hand: int) -> Wager | None:
-        """The player's own stake (not a double) riding on ``hand``."""
+        """The player's own stake (not a double) riding on ``hand``; on a free split hand,
+        the house's chip that stands for it."""
         for w in box.wagers:
-            if w.player == player and w.hand == hand and w.kind in (BOX, BEHIND, SPLIT):
+            if w.player == player and w.hand == hand and w.kind in (BOX, BEHIND, SPLIT, FREE_SPLIT):
                 return w
         return None
 
@@ -250,6 +284,8 @@ class BlackjackTable:
                     if not w.settled and w.kind in AFTER_DEAL:
                         w.settled = True
                         self._ev.append(AFTER_DEAL[w.kind](w, box, s))
+        if s.jackpot_entered:
+            self._settle_blazing()
         if up != 1 and up != 10:
             # The dealer cannot tie: blackjacks are paid at once.
             for box in reversed(s.boxes):
@@ -346,6 +382,8 @@ class BlackjackTable:
     def _settle_hand(self, box: Box, hi: int, total: int, bj: bool, dtotal: int, dbj: bool) -> None:
         p = self.state.profile
         outcome = hand_outcome(total, bj, dtotal, dbj)
+        if p.free_bet and dtotal == 22 and outcome == WIN:
+            outcome = PUSH  # Free Bet: a dealer 22 pushes every hand but a blackjack
         # Payout order inside a box: the outermost (last placed) pile first.
         for w in reversed(box.wagers):
             if w.hand == hi and not w.settled and w.kind in HAND_KINDS:
@@ -386,7 +424,10 @@ class BlackjackTable:
                     break
             s.button = nxt
             self._ev.append(E.ButtonMoved(box=nxt))
+        if s.jackpot_entered:
+            self._report_jackpot(0, [])  # voided before the deal: nothing for the pool
         s.bets = []
+        s.side_bets = []
         s.boxes = []
         s.dealer = []
         s.need = []
@@ -442,7 +483,8 @@ class BlackjackTable:
             for w in box.wagers:
                 if not w.settled:
                     w.settled = True
-                    self._ev.append(WagerVoided(w.id, w.player, w.amount, reason))
+                    amount = 0 if w.kind in FREE_KINDS else w.amount  # the house's chip held nothing
+                    self._ev.append(WagerVoided(w.id, w.player, amount, reason))
             for h in box.hands:
                 h.done = True
         whole = len(boxes) == len(s.boxes)
@@ -618,6 +660,10 @@ class BlackjackTable:
             if b.box == cmd.box and b.player == cmd.by and cmd.role == "player":
                 del s.bets[i]
                 self._ev.append(WagerVoided(b.wager, b.player, b.amount, "withdrawn"))
+                # Side bets stand only beside a bet: they go back with it.
+                for sb in [x for x in s.side_bets if x.box == cmd.box and x.player == cmd.by]:
+                    s.side_bets.remove(sb)
+                    self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn with the bet"))
                 return
         raise _err("no_bet", f"You have no bet on box {cmd.box}.")
 
@@ -645,9 +691,6 @@ class BlackjackTable:
             if any(n > 1 for n in counts.values()):
                 raise _err("one_box_each", "The table is crowded: one box each.")
 
-        def seat_of(player: str) -> int:
-            return s.seats.index(player) if player in s.seats else 99
-
         if p.button:
             numbers = sorted(by_box, key=lambda n: (n - s.button - 1) % BOXES)
         else:
@@ -655,11 +698,7 @@ class BlackjackTable:
         boxes: list[Box] = []
         for n in numbers:
             bets = by_box[n]
-            seated = s.seats[n]
-            holder_bet = next((b for b in bets if b.player == seated), None)
-            if holder_bet is None:
-                # A free box: the highest bet holds it; a tie goes to the player nearest the shoe.
-                holder_bet = min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
+            holder_bet = self._holder_bet(n, bets)
             wagers = [Wager(holder_bet.wager, holder_bet.player, BOX, holder_bet.amount, 0, excess=holder_bet.excess)]
             wagers += [
                 Wager(b.wager, b.player, BEHIND, b.amount, 0, excess=b.excess) for b in bets if b is not holder_bet
@@ -667,6 +706,7 @@ class BlackjackTable:
             boxes.append(Box(n, holder_bet.player, wagers, [Hand([])]))
         s.boxes = boxes
         s.bets = []
+        self._side_bets_to_boxes()
         k = len(boxes)
         s.need = [i * 8 for i in range(k)] + [DEALER] + [i * 8 for i in range(k)]
         if p.hole_card:
@@ -674,7 +714,128 @@ class BlackjackTable:
         s.dealer = []
         s.phase = "dealing"
         self._ev.append(E.BetsClosed(round=s.round, by=cmd.by, order=numbers, holders=[b.holder for b in boxes]))
+        if s.jackpot_entered:
+            self._ev.append(J.JackpotRoundStarted(jackpot=p.blazing_7s.jackpot, table=s.table_id, round=s.round))
         self._run()
+
+    def _holder_bet(self, n: int, bets: list[Bet]) -> Bet:
+        """Whose bet holds box ``n``: the seated player's, else (a free box) the highest
+        bet; a tie goes to the player seated nearest the shoe."""
+        s = self.state
+        seated = s.seats[n]
+        holder_bet = next((b for b in bets if b.player == seated), None)
+        if holder_bet is None:
+
+            def seat_of(player: str) -> int:
+                return s.seats.index(player) if player in s.seats else 99
+
+            holder_bet = min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
+        return holder_bet
+
+    # -- Lugano: side bets and the Blazing 7s jackpot ------------------------------------
+
+    def _place_side_bet(self, cmd: C.PlaceSideBet) -> None:
+        s = self.state
+        p = s.profile
+        if s.phase != "betting":
+            raise _err("betting_closed", "Side bets close with the bets, before the first card.")
+        if cmd.role != "player":
+            raise _err("players_only", "Only a player places a side bet, for themself.")
+        field = SIDE_BETS.get(cmd.bet)
+        table = getattr(p, field) if field else None
+        if table is None:
+            raise _err("side_bet_not_offered", f"This table offers no {cmd.bet} bet.")
+        cur = cmd.currency or p.currency
+        if cur != p.currency:
+            raise _err("wrong_currency", f"This table plays {p.currency} chips, not {cur}.")
+        if cmd.bet == J.BLAZING_7S and cur != table.currency:
+            raise _err("wrong_currency", f"Blazing 7s takes {table.currency} chips only.")
+        if not any(b.box == cmd.box and b.player == cmd.by for b in s.bets):
+            raise _err("no_main_bet", f"A side bet goes only beside your own bet on box {cmd.box}.")
+        if any(x.box == cmd.box and x.player == cmd.by and x.kind == cmd.bet for x in s.side_bets):
+            raise _err("already_bet", f"You already have a {cmd.bet} bet on box {cmd.box}.")
+        if cmd.bet == J.BLAZING_7S:
+            if cmd.amount != table.stake:
+                raise _err("blazing_fixed_stake", f"The Blazing 7s stake is exactly {table.stake}.")
+            on_box = [b for b in s.bets if b.box == cmd.box]
+            if self._holder_bet(cmd.box, on_box).player != cmd.by:
+                raise _err("not_box_holder", f"Only box {cmd.box}'s holder may play Blazing 7s on it.")
+        elif cmd.amount < table.min_bet:
+            raise _err("below_minimum", f"The minimum {cmd.bet} bet is {table.min_bet}.")
+        elif cmd.amount > table.max_bet:
+            raise _err("above_maximum", f"The maximum {cmd.bet} bet is {table.max_bet}.")
+        s.wager_serial += 1
+        wid = f"{s.table_id}:r{s.round}:bet{s.wager_serial}"
+        s.side_bets.append(SideBet(cmd.box, cmd.by, cmd.bet, cmd.amount, wid))
+        self._ev.append(WagerPlaced(wid, cmd.by, cmd.amount, f"box {cmd.box} {cmd.bet.replace('_', ' ')}"))
+
+    def _withdraw_side_bet(self, cmd: C.WithdrawSideBet) -> None:
+        s = self.state
+        if s.phase != "betting":
+            raise _err("betting_closed", "Bets are closed.")
+        for sb in s.side_bets:
+            if sb.box == cmd.box and sb.player == cmd.by and sb.kind == cmd.bet and cmd.role == "player":
+                s.side_bets.remove(sb)
+                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn"))
+                return
+        raise _err("no_bet", f"You have no {cmd.bet} bet on box {cmd.box}.")
+
+    def _jackpot_meters(self, cmd: C.JackpotMeters) -> None:
+        s = self.state
+        if cmd.role not in C.STAFF and cmd.role != "system":
+            raise _err("staff_only", "Only the server or the staff report the jackpot meters.")
+        cfg = s.profile.blazing_7s
+        if cfg is None:
+            raise _err("side_bet_not_offered", "This table has no Blazing 7s jackpot.")
+        if cmd.minor < 0 or cmd.major < 0:
+            raise _err("bad_meters", "Jackpot meters cannot be negative.")
+        s.jackpot_meters = [cmd.minor, cmd.major]
+        self._ev.append(J.MetersChanged(jackpot=cfg.jackpot, minor=cmd.minor, major=cmd.major))
+
+    def _side_bets_to_boxes(self) -> None:
+        """At the close: each side bet joins its box's wagers (riding on no hand); a Blazing
+        7s bet whose player did not end up holding the box goes back."""
+        s = self.state
+        by_number = {b.number: b for b in s.boxes}
+        blazing = False
+        for sb in s.side_bets:
+            box = by_number[sb.box]
+            if sb.kind == J.BLAZING_7S and sb.player != box.holder:
+                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "Blazing 7s: only the box holder plays it"))
+                continue
+            box.wagers.append(Wager(sb.wager, sb.player, sb.kind, sb.amount, -1))
+            blazing = blazing or sb.kind == J.BLAZING_7S
+        s.side_bets = []
+        s.jackpot_entered = blazing
+
+    def _settle_blazing(self) -> None:
+        """Fixed pays and envy bonuses from the table's bank; jackpot hits go to the pool
+        in the report (the stake is never returned)."""
+        s = self.state
+        cfg = s.profile.blazing_7s
+        bets = []
+        for box in s.boxes:
+            for w in box.wagers:
+                if w.kind == J.BLAZING_7S and not w.settled:
+                    c = box.hands[0].cards
+                    bets.append(J.BlazingBet(w.id, w.player, box.number, (c[0], c[1])))
+        results = J.round_results(bets, s.dealer[0], cfg)
+        by_id = {r.wager: r for r in results}
+        for box in reversed(s.boxes):  # the house pays from its right
+            for w in box.wagers:
+                r = by_id.get(w.id)
+                if r is None:
+                    continue
+                w.settled = True
+                self._ev.append(WagerSettled(w.id, w.player, w.amount, 0, r.fixed + r.envy, _blazing_reason(r)))
+        hits = [J.Hit(level=r.line, player=r.player, wager=r.wager, box=r.box) for r in results if r.jackpot]
+        self._report_jackpot(len(bets), hits)
+
+    def _report_jackpot(self, stakes: int, hits: list[J.Hit]) -> None:
+        s = self.state
+        s.jackpot_entered = False
+        self._ev.append(J.JackpotRoundReport(jackpot=s.profile.blazing_7s.jackpot, table=s.table_id, round=s.round,
+                                             stakes=stakes, hits=hits))
 
     def _set_limits(self, cmd: C.SetLimits) -> None:
         s = self.state
@@ -806,11 +967,28 @@ class BlackjackTable:
         self._ev.append(E.HandDone(box=box.number, hand=cmd.hand, total=hand_value(hand.cards)[0], bust=False))
         self._run()
 
+    def free_double(self, hand: Hand) -> bool:
+        """Free Bet: a two-card hard 9, 10 or 11 doubles on the house's chip (split hands too)."""
+        if not self.state.profile.free_bet or len(hand.cards) != 2 or hand.doubled or hand.split_aces:
+            return False
+        total, soft = hand_value(hand.cards)
+        return not soft and 9 <= total <= 11
+
+    def free_split(self, box: Box, hand: Hand) -> bool:
+        """Free Bet: any pair but 4s and tens splits on the house's chip."""
+        return (
+            self.state.profile.free_bet
+            and self.can_split(box, hand)
+            and VALUE[hand.cards[0]] not in (4, 10)
+        )
+
     def can_double(self, box: Box, hand: Hand) -> bool:
         p = self.state.profile
         cards = hand.cards
         if len(cards) != 2 or hand.doubled or hand.split_aces or hand.blackjack:
             return False
+        if self.free_double(hand):
+            return True
         if hand.split and not p.double_after_split:
             return False
         totals = p.double_totals
@@ -839,9 +1017,14 @@ class BlackjackTable:
         s = self.state
         stake = self._stake_on(box, box.holder, cmd.hand)
         assert stake is not None
+        free = self.free_double(hand)
         hand.doubled = True
-        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="double", by=cmd.by))
-        self._place(box, box.holder, DOUBLE, stake.amount - stake.excess, cmd.hand)
+        action = "free double" if free else "double"
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action=action, by=cmd.by))
+        if free:
+            self._place_free(box, box.holder, FREE_DOUBLE, stake.amount - stake.excess, cmd.hand)
+        else:
+            self._place(box, box.holder, DOUBLE, stake.amount - stake.excess, cmd.hand)
         self._ask_behind(box, cmd.hand, "double")
 
     def _split(self, cmd: C.Split) -> None:
@@ -850,14 +1033,18 @@ class BlackjackTable:
             raise _err("split_not_allowed", "This house does not allow splitting this hand.")
         stake = self._stake_on(box, box.holder, cmd.hand)
         assert stake is not None
+        free = self.free_split(box, hand)
         aces = VALUE[hand.cards[0]] == 1
         new = Hand([hand.cards.pop()], split=True, split_aces=aces)
         hand.split = True
         hand.split_aces = aces
         hand.tens_ace = False
         box.hands.append(new)
-        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="split", by=cmd.by))
-        self._place(box, box.holder, SPLIT, stake.amount - stake.excess, len(box.hands) - 1)
+        self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="free split" if free else "split", by=cmd.by))
+        if free:
+            self._place_free(box, box.holder, FREE_SPLIT, stake.amount - stake.excess, len(box.hands) - 1)
+        else:
+            self._place(box, box.holder, SPLIT, stake.amount - stake.excess, len(box.hands) - 1)
         self._ask_behind(box, cmd.hand, "split")
 
     def _ask_behind(self, box: Box, hi: int, action: str) -> None:
@@ -1011,6 +1198,12 @@ class BlackjackTable:
         self._ev.append(E.CardExposed(by=cmd.by, card=card))
 
 
+def _blazing_reason(r: J.BlazingResult) -> str:
+    what = {"": "no 7", "one_seven": "one 7", "two_sevens": "two 7s", "three_sevens": "three 7s",
+            "minor": "minor jackpot, paid by the pool", "major": "major jackpot, paid by the pool"}[r.line]
+    return f"blazing 7s: {what}" + (f" + envy bonus {r.envy}" if r.envy else "")
+
+
 _HANDLERS = {
     C.Shuffle: BlackjackTable._shuffle,
     C.Cut: BlackjackTable._cut,
@@ -1021,6 +1214,9 @@ _HANDLERS = {
     C.PlaceBet: BlackjackTable._place_bet,
     C.WithdrawBet: BlackjackTable._withdraw_bet,
     C.CloseBets: BlackjackTable._close_bets,
+    C.PlaceSideBet: BlackjackTable._place_side_bet,
+    C.WithdrawSideBet: BlackjackTable._withdraw_side_bet,
+    C.JackpotMeters: BlackjackTable._jackpot_meters,
     C.SetLimits: BlackjackTable._set_limits,
     C.Card: BlackjackTable._card,
     C.Insure: BlackjackTable._insure,

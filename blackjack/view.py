@@ -60,6 +60,8 @@ class TableView(msgspec.Struct):
     exposed: int
     cut_entitled: str
     viewer: str | None
+    side_bets: list[WagerView] = []  # Lugano side bets placed while betting (hand = box)
+    jackpot_meters: list[int] = []  # Blazing 7s [minor, major], as the pool last announced
 
 
 def table_view(s: TableState, viewer: str | None) -> TableView:
@@ -99,4 +101,6 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         exposed=s.exposed,
         cut_entitled=s.cut_entitled,
         viewer=viewer,
+        side_bets=[WagerView(b.wager, b.player, b.kind, b.amount, b.box, False) for b in s.side_bets],
+        jackpot_meters=list(s.jackpot_meters),
     )

@@ -1,0 +1,18 @@
+"""The engine's Lugano modules stay pure: importing them (and the table) loads neither the
+ledger's PostgreSQL driver nor an event loop or sockets; only ``jackpot_ledger`` (the
+server's mapping) touches the ledger package."""
+
+import subprocess
+import sys
+
+CODE = """
+import sys
+import blackjack.table, blackjack.jackpot, blackjack.sidebets, blackjack.odds, blackjack.profiles
+bad = sorted(m for m in sys.modules if m.split('.')[0] in ('asyncpg', 'asyncio', 'socket') or m.startswith('games.ledger'))
+print(' '.join(bad))
+"""
+
+
+def test_engine_does_not_load_the_ledger_or_io():
+    out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ""
