@@ -5,8 +5,9 @@ single-row INSERT rate of the same PostgreSQL measured in the same run.
 
 Works in its own database ``casino_bench_ledger`` (dropped and created again) on the
 server ``games.db.database_url()`` gives: the embedded one, or ``DATABASE_URL``.
-A round is one ``apply`` of ``--batch`` holds from different players (one transaction)
-then one ``apply`` settling them as a table would: half lost (post), four in ten won
+A round is one ``apply`` of ``--batch`` holds from different players (one transaction, on
+the table's own connection, as the server's runtime does) then one ``apply`` settling them
+as a table would: half lost (post), four in ten won
 (post + win transfer), one in ten pushed (void). holds/s counts bets placed *and*
 settled. Every commit is durable (the server's fsync and synchronous_commit are shown).
 """
@@ -59,16 +60,22 @@ async def raw_inserts(pool: asyncpg.Pool, seconds: float) -> float:
 
 
 async def bet_rounds(ledger: Ledger, worker: int, players: list[str], batch: int, seconds: float) -> int:
+    async with ledger.pool.acquire() as conn:  # a table keeps its connection, as the server's runtime does
+        return await _bet_rounds(ledger, conn, worker, players, batch, seconds)
+
+
+async def _bet_rounds(ledger: Ledger, conn: asyncpg.Connection, worker: int, players: list[str], batch: int,
+                      seconds: float) -> int:
     rng = random.Random(worker)
     bank = accounts.bank(f"t{worker}", "CHF")
-    await ledger.open_account(bank)
+    await ledger.open_account(bank, conn=conn)
     bets, rnd, t0 = 0, 0, time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         rnd += 1
         who = rng.sample(players, batch) if batch <= len(players) else [rng.choice(players) for _ in range(batch)]
         holds = [Hold(f"n{batch}w{worker}r{rnd}b{i}", accounts.wallet(p, "CHF"), bank, 100 * (1 + rng.randrange(10)),
                       "bet", ref=f"t{worker}:{rnd}") for i, p in enumerate(who)]
-        await ledger.apply(holds)
+        await ledger.apply(holds, conn=conn)
         settle = []
         for h in holds:
             x = rng.random()
@@ -79,7 +86,7 @@ async def bet_rounds(ledger: Ledger, worker: int, players: list[str], batch: int
                 settle.append(Transfer(h.id + "w", bank, h.debit, h.amount, "win", h.ref))
             else:
                 settle.append(Void(h.id + "v", h.id, "push"))
-        await ledger.apply(settle)
+        await ledger.apply(settle, conn=conn)
         bets += len(holds)
     return bets
 

@@ -34,7 +34,8 @@ class LedgerError(GameError):
     invalid_op, invalid_id, invalid_amount, invalid_code, invalid_ref, same_account,
     invalid_account, unknown_currency, unknown_account, account_conflict, currency_mismatch,
     points_not_transferable, insufficient_funds, unknown_hold, hold_not_pending,
-    post_exceeds_hold, id_conflict, credit_not_allowed, credit_in_use, approval_required.
+    post_exceeds_hold, id_conflict, credit_not_allowed, credit_in_use, approval_required,
+    ledger_busy (a race kept losing: nothing written, ask again).
     """
 
 
@@ -182,7 +183,7 @@ def validate(op) -> None:
     """What can be said of an operation without looking at the ledger."""
     if not isinstance(op, (Transfer, Hold, Post, Void)):
         raise _err("invalid_op", f"{op!r} is not a ledger operation.")
-    if not isinstance(op.id, str) or not op.id or len(op.id) > MAX_ID:
+    if not isinstance(op.id, str) or not op.id or len(op.id) > MAX_ID or "\x00" in op.id:
         raise _err("invalid_id", f"Operation id {op.id!r} must be a non-empty string of at most {MAX_ID}.")
     if isinstance(op, (Transfer, Hold)):
         _positive(op.amount, op.id)
@@ -191,14 +192,14 @@ def validate(op) -> None:
     empty_ok = isinstance(op, Post)
     if not isinstance(op.code, str) or not (_CODE.match(op.code) or (empty_ok and op.code == "")):
         raise _err("invalid_code", f"Code {op.code!r} must be snake_case, at most 40 characters.", op=op.id)
-    if not isinstance(op.ref, str) or len(op.ref) > MAX_REF:
+    if not isinstance(op.ref, str) or len(op.ref) > MAX_REF or "\x00" in op.ref:
         raise _err("invalid_ref", f"Reference {op.ref!r} must be a string of at most {MAX_REF}.", op=op.id)
     if isinstance(op, (Transfer, Hold)):
-        if not isinstance(op.debit, str) or not isinstance(op.credit, str):
+        if not isinstance(op.debit, str) or not isinstance(op.credit, str) or "\x00" in op.debit + op.credit:
             raise _err("unknown_account", "Accounts are named by their id strings.", op=op.id)
         if op.debit == op.credit:
             raise _err("same_account", f"{op.debit} cannot pay itself.", op=op.id, account=op.debit)
-    elif not isinstance(op.hold, str) or not op.hold:
+    elif not isinstance(op.hold, str) or not op.hold or "\x00" in op.hold:
         raise _err("unknown_hold", f"Hold {op.hold!r} does not exist.", op=op.id)
 
 
@@ -243,11 +244,34 @@ def check_funds(op_id: str, account: Account, debits: int, credits: int, credit_
     if account.kind in MAY_GO_NEGATIVE:
         return
     if debits + amount > credits + credit_limit:
-        raise _err(
-            "insufficient_funds",
-            "Not enough chips in the account for this amount.",
-            op=op_id, account=account.id, available=credits + credit_limit - debits, amount=amount,
-        )
+        raise insufficient_funds(op_id, account.id, credits + credit_limit - debits, amount)
+
+
+# The refusals both ledgers raise, worded once.
+
+def insufficient_funds(op_id: str, account: str, available: int, amount: int) -> LedgerError:
+    return _err("insufficient_funds", "Not enough chips in the account for this amount.",
+                op=op_id, account=account, available=available, amount=amount)
+
+
+def unknown_account(op_id: str, account: str) -> LedgerError:
+    return _err("unknown_account", f"No account {account!r}.", op=op_id, account=account)
+
+
+def unknown_hold(op_id: str, hold: str) -> LedgerError:
+    return _err("unknown_hold", f"Hold {hold!r} does not exist.", op=op_id, hold=hold)
+
+
+def hold_not_pending(op_id: str, hold: str) -> LedgerError:
+    return _err("hold_not_pending", f"Hold {hold!r} was already settled.", op=op_id, hold=hold)
+
+
+def post_exceeds_hold(op_id: str, hold: str, amount: int, held: int) -> LedgerError:
+    return _err("post_exceeds_hold", f"Cannot post {amount} of a hold of {held}.", op=op_id, hold=hold)
+
+
+def id_conflict(op_id: str) -> LedgerError:
+    return _err("id_conflict", f"Id {op_id!r} was already used for a different operation.", op=op_id)
 
 
 def result_of(op, currency: str, hold: OpResult | None = None) -> OpResult:
@@ -272,7 +296,7 @@ def replay(op, stored: OpResult, hold: OpResult | None) -> OpResult:
     elif stored.op == ("post" if isinstance(op, Post) else "void") and op.hold == stored.hold and hold is not None:
         same = result_of(op, stored.currency, hold) == stored
     if not same:
-        raise _err("id_conflict", f"Id {op.id!r} was already used for a different operation.", op=op.id)
+        raise id_conflict(op.id)
     return stored
 
 
@@ -317,7 +341,7 @@ class MemoryLedger:
     def _account(self, account: str, op_id: str) -> Account:
         info = self.accounts.get(account)
         if info is None:
-            raise _err("unknown_account", f"No account {account!r}.", op=op_id, account=account)
+            raise unknown_account(op_id, account)
         return info
 
     def _one(self, op) -> OpResult:
@@ -334,12 +358,11 @@ class MemoryLedger:
         else:
             hold = self._find(op.hold)
             if hold is None or hold.op != "hold":
-                raise _err("unknown_hold", f"Hold {op.hold!r} does not exist.", op=op.id, hold=op.hold)
+                raise unknown_hold(op.id, op.hold)
             if any(r.hold == hold.id for r in self.log):
-                raise _err("hold_not_pending", f"Hold {hold.id!r} was already settled.", op=op.id, hold=hold.id)
+                raise hold_not_pending(op.id, hold.id)
             if isinstance(op, Post) and op.amount is not None and op.amount > hold.amount:
-                raise _err("post_exceeds_hold", f"Cannot post {op.amount} of a hold of {hold.amount}.",
-                           op=op.id, hold=hold.id)
+                raise post_exceeds_hold(op.id, hold.id, op.amount, hold.amount)
             result = result_of(op, hold.currency, hold)
         self.log.append(result)
         return result
@@ -399,11 +422,11 @@ class MemoryLedger:
 
 
 def validate_grant(account: str, limit: int, approved_by: str, id: str) -> CreditGrant:
-    if not isinstance(id, str) or not id or len(id) > MAX_ID:
+    if not isinstance(id, str) or not id or len(id) > MAX_ID or "\x00" in id:
         raise _err("invalid_id", f"Grant id {id!r} must be a non-empty string.")
     if type(limit) is not int or limit < 0 or limit > MAX_AMOUNT:
         raise _err("invalid_amount", f"Credit limit {limit!r} must be a whole number >= 0.")
-    if not isinstance(approved_by, str) or not approved_by.strip():
+    if not isinstance(approved_by, str) or not approved_by.strip() or "\x00" in approved_by:
         raise _err("approval_required", "A credit line needs the approving inspector (Art. 16).")
     if not isinstance(account, str):
         raise _err("unknown_account", f"No account {account!r}.")

@@ -1,18 +1,21 @@
 """The ledger on PostgreSQL (asyncpg).
 
-One ``apply`` is one transaction (or a savepoint inside the caller's) of about four round
-trips, however many operations it carries: read the ids and holds it names, lock the
-accounts it touches (``FOR UPDATE`` in id order, so two batches never deadlock), check
-every operation against the locked balances with the rules in ``model``, then insert all
-transfers and update all accounts in one statement. Concurrent batches on one wallet
-queue on its row lock and each sees the balance the previous one left, so a wallet
-never overdraws. Two batches racing on the same new id (or on settling the same hold)
-meet a unique index; the loser is retried and then answers as a replay.
+One ``apply`` is one statement, so one round trip, however many operations it carries:
+``ledger_apply()`` (migration 0003) locks the accounts the batch touches (``FOR UPDATE``
+in id order, so two batches never deadlock), then reads the ids and holds it names (after
+the lock: whoever settled the same hold or used the same id on these accounts has
+committed), checks every operation in order with the rules of ``model``, and inserts the
+rows; a trigger moves the accounts' totals from the inserted rows, so the database's
+non-negative CHECK guards every transfer. A refusal writes nothing and leaves the caller's
+transaction usable. Two batches racing on one new id with different content meet the
+unique index: the loser is rolled back inside the function and asked again (``retry``),
+then answers ``id_conflict``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from contextlib import asynccontextmanager, nullcontext
 from typing import AsyncIterator, Callable, Iterable
@@ -36,11 +39,15 @@ from games.ledger.model import (
     Transfer,
     Void,
     account_info,
-    check_funds,
     check_pair,
-    replay,
+    hold_not_pending,
+    id_conflict,
+    insufficient_funds,
+    post_exceeds_hold,
     replay_grant,
     result_of,
+    unknown_account,
+    unknown_hold,
     validate,
     validate_grant,
 )
@@ -52,23 +59,82 @@ CLOSED_ROUND_STATUSES = ("settled", "closed", "void", "voided", "cancelled", "fi
 
 _TRANSFER_COLS = "id, op, debit, credit, currency, amount, hold, hold_amount, code, ref"
 
-_WRITE = """
-WITH ins AS (
-    INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, hold, hold_amount, code, ref)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[],
-                         $7::text[], $8::bigint[], $9::text[], $10::text[])
-    RETURNING 1
-), upd AS (
-    UPDATE ledger_accounts a
-       SET debits_posted = a.debits_posted + d.dp, credits_posted = a.credits_posted + d.cp,
-           debits_pending = a.debits_pending + d.dpe, credits_pending = a.credits_pending + d.cpe
-      FROM unnest($11::text[], $12::bigint[], $13::bigint[], $14::bigint[], $15::bigint[])
-           AS d(id, dp, cp, dpe, cpe)
-     WHERE a.id = d.id
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM ins), (SELECT count(*) FROM upd)
-"""
+_APPLY = "SELECT * FROM ledger_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+
+
+def _apply_args(ops: list) -> tuple:
+    """The arrays ``ledger_apply`` takes, with what follows from the batch alone: where an
+    id or a hold repeats an earlier operation, and the pairing refusals the account ids
+    already decide (same currency; points only between a player and their tournament)."""
+    kind, ids, debit, credit, amount, code, ref, hold = [], [], [], [], [], [], [], []
+    dup, hold_idx, settled_before, pair_err = [], [], [], []
+    first: dict[str, int] = {}
+    settling: set[str] = set()
+    for i, op in enumerate(ops, 1):
+        ids.append(op.id)
+        code.append(op.code)
+        ref.append(op.ref)
+        dup.append(first.get(op.id))
+        if isinstance(op, (Transfer, Hold)):
+            kind.append("transfer" if isinstance(op, Transfer) else "hold")
+            debit.append(op.debit)
+            credit.append(op.credit)
+            amount.append(op.amount)
+            hold.append(None)
+            hold_idx.append(None)
+            settled_before.append(False)
+            pair_err.append(_pair_error(op))
+        else:
+            kind.append("post" if isinstance(op, Post) else "void")
+            debit.append(None)
+            credit.append(None)
+            amount.append(op.amount if isinstance(op, Post) else None)
+            hold.append(op.hold)
+            hold_idx.append(first.get(op.hold))
+            settled_before.append(op.hold in settling)
+            settling.add(op.hold)
+            pair_err.append(None)
+        first.setdefault(op.id, i)
+    return kind, ids, debit, credit, amount, code, ref, hold, dup, hold_idx, settled_before, pair_err
+
+
+def _pair_error(op) -> str | None:
+    return _pair_code(op.debit, op.credit)
+
+
+@functools.lru_cache(maxsize=8192)
+def _pair_code(debit: str, credit: str) -> str | None:
+    """Pure (an account's kind and currency are in its id), so cached: bets repeat pairs."""
+    try:
+        d, c = account_info(debit), account_info(credit)
+    except GameError:
+        return None  # a malformed id names no account: the database answers unknown_account
+    try:
+        check_pair("", d, c)
+    except LedgerError as e:
+        return e.code
+    return None
+
+
+def _refusal(ops: list, r: asyncpg.Record) -> LedgerError:
+    op, code = ops[r["idx"] - 1], r["err"]
+    if code == "unknown_account":
+        return unknown_account(op.id, r["credit"])
+    if code == "insufficient_funds":
+        return insufficient_funds(op.id, op.debit, r["info"], op.amount)
+    if code == "unknown_hold":
+        return unknown_hold(op.id, op.hold)
+    if code == "hold_not_pending":
+        return hold_not_pending(op.id, op.hold)
+    if code == "post_exceeds_hold":
+        return post_exceeds_hold(op.id, op.hold, op.amount, r["info"])
+    if code == "id_conflict":
+        return id_conflict(op.id)
+    try:  # a pairing refusal: the model words it
+        check_pair(op.id, account_info(op.debit), account_info(op.credit))
+    except LedgerError as e:
+        return e
+    raise AssertionError(f"ledger_apply answered {code!r}")
 
 
 class CheckReport(msgspec.Struct, frozen=True):
@@ -77,14 +143,6 @@ class CheckReport(msgspec.Struct, frozen=True):
     transfers: int
     pending_holds: int
     rounds_checked: bool  # False when no source of open rounds was found
-
-
-def _result(r: asyncpg.Record) -> OpResult:
-    hold = r["hold"]
-    return OpResult(
-        r["id"], r["op"], r["debit"], r["credit"], r["currency"], r["amount"], r["code"], r["ref"],
-        hold or "", (r["hold_amount"] - r["amount"]) if hold else 0,
-    )
 
 
 @asynccontextmanager
@@ -148,111 +206,33 @@ class Ledger:
     # ------------------------------------------------------------ operations
 
     async def apply(self, ops: Iterable, conn: asyncpg.Connection | None = None) -> list[OpResult]:
-        """Apply ``ops`` together, in order, or none of them (the first refusal is raised)."""
+        """Apply ``ops`` together, in order, or none of them (the first refusal is raised).
+
+        One statement, so one round trip: ``ledger_apply()`` (migration 0003) locks the
+        accounts, checks every operation and writes them. On its own it is a transaction;
+        inside the caller's it leaves that transaction usable after a refusal."""
         ops = list(ops)
         for op in ops:
             validate(op)
         if not ops:
             return []
+        args = _apply_args(ops)
         async with _using(self.pool, conn) as c:
-            return await _retrying(c, lambda c: self._apply_once(c, ops))
-
-    async def _apply_once(self, conn: asyncpg.Connection, ops: list) -> list[OpResult]:
-        ids = {op.id for op in ops}
-        holds = {op.hold for op in ops if isinstance(op, (Post, Void))}
-        known: dict[str, OpResult] = {}
-        settled: set[str] = set()
-        for r in await conn.fetch(
-            f"SELECT {_TRANSFER_COLS} FROM ledger_transfers WHERE id = ANY($1::text[]) OR hold = ANY($2::text[])",
-            list(ids | holds), list(holds),
-        ):
-            known[r["id"]] = _result(r)
-            if r["hold"]:
-                settled.add(r["hold"])
-
-        # Every account the batch may touch, locked in one fixed order.
-        batch_holds = {op.id: op for op in ops if isinstance(op, Hold)}
-        names: set[str] = set()
-        for op in ops:
-            if isinstance(op, (Transfer, Hold)):
-                names.update((op.debit, op.credit))
-            else:
-                h = known.get(op.hold) or batch_holds.get(op.hold)
-                if h is not None:
-                    names.update((h.debit, h.credit))
-        info: dict[str, Account] = {}
-        state: dict[str, list[int]] = {}  # id -> [debits_posted, credits_posted, debits_pending, credits_pending, limit]
-        for r in await conn.fetch(
-            "SELECT id, currency, kind, debits_posted, credits_posted, debits_pending, credits_pending, credit_limit"
-            " FROM ledger_accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
-            sorted(names),
-        ):
-            info[r["id"]] = Account(r["id"], r["currency"], r["kind"])
-            state[r["id"]] = [r["debits_posted"], r["credits_posted"], r["debits_pending"], r["credits_pending"],
-                              r["credit_limit"]]
-
-        def account(name: str, op_id: str) -> Account:
-            a = info.get(name)
-            if a is None:
-                raise LedgerError("unknown_account", f"No account {name!r}.", op=op_id, account=name)
-            return a
-
-        delta: dict[str, list[int]] = {}
-
-        def move(name: str, dp: int, cp: int, dpe: int, cpe: int) -> None:
-            s, d = state[name], delta.setdefault(name, [0, 0, 0, 0])
-            for i, v in enumerate((dp, cp, dpe, cpe)):
-                s[i] += v
-                d[i] += v
-
-        results: list[OpResult] = []
-        new: list[OpResult] = []
-        for op in ops:
-            stored = known.get(op.id)
-            if stored is not None:
-                results.append(replay(op, stored, known.get(stored.hold) if stored.hold else None))
-                continue
-            if isinstance(op, (Transfer, Hold)):
-                d, c = account(op.debit, op.id), account(op.credit, op.id)
-                check_pair(op.id, d, c)
-                s = state[d.id]
-                check_funds(op.id, d, s[0] + s[2], s[1], s[4], op.amount)
-                res = result_of(op, d.currency)
-                if isinstance(op, Transfer):
-                    move(d.id, res.amount, 0, 0, 0)
-                    move(c.id, 0, res.amount, 0, 0)
-                else:
-                    move(d.id, 0, 0, res.amount, 0)
-                    move(c.id, 0, 0, 0, res.amount)
-            else:
-                h = known.get(op.hold)
-                if h is None or h.op != "hold":
-                    raise LedgerError("unknown_hold", f"Hold {op.hold!r} does not exist.", op=op.id, hold=op.hold)
-                if h.id in settled:
-                    raise LedgerError("hold_not_pending", f"Hold {h.id!r} was already settled.", op=op.id, hold=h.id)
-                if isinstance(op, Post) and op.amount is not None and op.amount > h.amount:
-                    raise LedgerError("post_exceeds_hold", f"Cannot post {op.amount} of a hold of {h.amount}.",
-                                      op=op.id, hold=h.id)
-                res = result_of(op, h.currency, h)
-                settled.add(h.id)
-                move(h.debit, res.amount, 0, -h.amount, 0)
-                move(h.credit, 0, res.amount, 0, -h.amount)
-            known[op.id] = res
-            results.append(res)
-            new.append(res)
-
-        if new:
-            touched = sorted(delta)
-            await conn.fetchrow(
-                _WRITE,
-                [r.id for r in new], [r.op for r in new], [r.debit for r in new], [r.credit for r in new],
-                [r.currency for r in new], [r.amount for r in new], [r.hold or None for r in new],
-                [(r.amount + r.released) if r.hold else None for r in new], [r.code for r in new],
-                [r.ref for r in new],
-                touched, [delta[a][0] for a in touched], [delta[a][1] for a in touched],
-                [delta[a][2] for a in touched], [delta[a][3] for a in touched],
-            )
-        return results
+            for attempt in range(MAX_ATTEMPTS):
+                try:
+                    rows = await c.fetch(_APPLY, *args)
+                except (asyncpg.DeadlockDetectedError, asyncpg.SerializationError):
+                    # inside the caller's transaction these are the caller's to retry
+                    if attempt == MAX_ATTEMPTS - 1 or c.is_in_transaction():
+                        raise
+                    rows = None
+                if rows is not None and rows[0]["err"] != "retry":
+                    if rows[0]["err"] is not None:
+                        raise _refusal(ops, rows[0])
+                    return [OpResult(r["id"], r["op"], r["debit"], r["credit"], r["currency"], r["amount"],
+                                     r["code"], r["ref"], r["hold"] or "", r["released"]) for r in rows]
+                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+        raise LedgerError("ledger_busy", "The ledger is busy; nothing was written. Try again.")
 
     # ------------------------------------------------------------ cashier
 

@@ -74,3 +74,58 @@ async def test_crossing_batches_do_not_deadlock(ledger, table):
     await asyncio.gather(*(ledger.apply(ops) for ops in batches))
     assert (await ledger.balance(A)).posted == 10000 == (await ledger.balance(b)).posted
     assert await ledger.check() == []
+
+
+async def test_one_id_raced_with_different_content(ledger, pool, table):
+    """No account in common, so no lock orders them: the unique index does. The batch that
+    loses is rolled back inside the database, asked again and answers id_conflict; inside a
+    caller's transaction that transaction lives on."""
+    b, bank2 = accounts.wallet("bruno", "CHF"), accounts.bank("r2", "CHF")
+    await ledger.open_account(bank2)
+    first, other = Transfer("t1", A, BANK, 101, "bet"), Transfer("t1", b, bank2, 100, "bet")
+    async with pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
+        tr = c1.transaction()
+        await tr.start()
+        await ledger.apply([first], conn=c1)  # written, not yet committed
+        pids = [c2.get_server_pid(), c3.get_server_pid()]
+
+        async def in_transaction():
+            async with c3.transaction():
+                outcome = await attempt_on(ledger, c3, [other])
+                await c3.execute("SELECT 1")  # still usable
+                return outcome
+
+        racers = [asyncio.create_task(attempt_on(ledger, c2, [other])), asyncio.create_task(in_transaction())]
+        while await c1.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])"
+                                " AND wait_event_type = 'Lock'", pids) < 2:
+            await asyncio.sleep(0.01)  # until both wait on the uncommitted id
+        await tr.commit()
+        assert await asyncio.gather(*racers) == ["id_conflict", "id_conflict"]
+    assert (await ledger.balance(A)).posted == 10000 - 101
+    assert (await ledger.balance(b)).posted == 10000
+    assert await ledger.check() == []
+
+
+async def attempt_on(ledger, conn, ops):
+    try:
+        return await ledger.apply(ops, conn=conn)
+    except GameError as e:
+        return e.code
+
+
+async def test_a_post_whose_hold_commits_while_it_waits(ledger, pool, table):
+    """The batch chose its locks before the hold was committed, and finds the hold once it
+    has them: it starts again with the hold's accounts locked too, and settles it once."""
+    b = accounts.wallet("bruno", "CHF")
+    async with pool.acquire() as c1, pool.acquire() as c2:
+        tr = c1.transaction()
+        await tr.start()
+        await ledger.apply([Hold("h1", A, BANK, 300, "bet", "s1")], conn=c1)  # holds anna's lock
+        batch = asyncio.create_task(ledger.apply([Transfer("t1", A, b, 100, "gift"), Post("p1", "h1")], conn=c2))
+        while not await c1.fetchval("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1",
+                                    c2.get_server_pid()):
+            await asyncio.sleep(0.01)
+        await tr.commit()
+        assert [(r.op, r.amount) for r in await batch] == [("transfer", 100), ("post", 300)]
+    assert [(await ledger.balance(x)).posted for x in (A, b, BANK)] == [9600, 10100, 300]
+    assert await ledger.check() == []

@@ -62,7 +62,7 @@ op = st.one_of(
 )
 step = st.one_of(
     st.lists(op, min_size=1, max_size=1).map(lambda ops: ("apply", ops)),
-    st.lists(op, min_size=1, max_size=3).map(lambda ops: ("apply", ops)),
+    st.lists(op, min_size=1, max_size=5).map(lambda ops: ("apply", ops)),
     st.tuples(st.just("credit"), st.sampled_from(["anna", "anna", "bank"]), st.sampled_from([0, 2000, 6000]),
               st.sampled_from(["c1", "c2", "c3"])),
 )
@@ -95,7 +95,7 @@ async def run_both(mem_fn, db_coro):
 
 
 @pytest.mark.slow
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=st.lists(step, min_size=1, max_size=15))
 async def test_real_ledger_agrees_with_the_reference(ledger, steps):
     ns = f"x{next(_counter)}"

@@ -93,6 +93,10 @@ async def test_every_refusal_writes_nothing(ledger, table):
         ([Transfer("g1", pts_pool, pts_anna, 201, "points_grant")], "id_conflict"),
         ([Post("v2", "h2")], "id_conflict"),
         ([Transfer("x", A, A, 1, "bet")], "same_account"),
+        ([Transfer("x\x00", A, BANK, 1, "bet")], "invalid_id"),
+        ([Transfer("x", A, BANK, 1, "bet", "s\x00")], "invalid_ref"),
+        ([Transfer("x", A, "bank:r1\x00:CHF", 1, "bet")], "unknown_account"),
+        ([Void("x", "h1\x00", "push")], "unknown_hold"),
         ([Transfer("ok", A, BANK, 10, "bet"), Transfer("bad", B, BANK, 10001, "bet")], "insufficient_funds"),
         ([Post("ok", "h1"), Transfer("bad", A, eur, 1, "bet")], "currency_mismatch"),
     ]
@@ -273,3 +277,22 @@ async def test_check_names_what_is_off(ledger, pool, table):
         await c.execute("UPDATE ledger_accounts SET credits_posted = credits_posted + 1 WHERE id = $1", B)
     problems = await ledger.check()
     assert [(p.code, p.subject) for p in problems] == [("currency_not_zero", "CHF"), ("balance_mismatch", B)]
+
+
+async def test_transfer_rows_move_balances_in_the_database(ledger, pool, table):
+    """A row written around the code still moves the balances, so the database's own
+    non-negative check refuses an overdraft; an account's currency is the one its id names."""
+    async with pool.acquire() as c:
+        await c.execute("INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, code)"
+                        " VALUES ('x1', 'hold', $1, $2, 'CHF', 4000, 'bet')", A, BANK)
+        b = await ledger.balance(A)
+        assert (b.posted, b.pending, b.available) == (10000, 4000, 6000)
+        await c.execute("INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, hold, hold_amount, code)"
+                        " VALUES ('x2', 'post', $1, $2, 'CHF', 1500, 'x1', 4000, 'bet')", A, BANK)
+        assert (await ledger.balance(A)).posted == 8500 and (await ledger.balance(BANK)).posted == 1500
+        with pytest.raises(asyncpg.CheckViolationError):  # 8501 > 8500: the database says no
+            await c.execute("INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, code)"
+                            " VALUES ('x3', 'transfer', $1, $2, 'CHF', 8501, 'bet')", A, BANK)
+        with pytest.raises(asyncpg.CheckViolationError):
+            await c.execute("INSERT INTO ledger_accounts (id, currency, kind) VALUES ('wallet:eve:CHF', 'EUR', 'wallet')")
+    assert await ledger.check() == []
