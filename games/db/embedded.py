@@ -46,3 +46,10 @@ def start_embedded(pgdata: Path | None = None) -> str:
 def database_url() -> str:
     url = os.environ.get("DATABASE_URL")
     return url if url else start_embedded()
+
+
+def stop_embedded(pgdata: Path) -> None:
+    """Stop the embedded server this process started for ``pgdata`` (if any)."""
+    server = _servers.pop(pgdata.resolve(), None)
+    if server is not None:
+        server.cleanup()  # type: ignore[attr-defined]
