@@ -17,6 +17,10 @@ RED_SUITS = frozenset((1, 2))
 VALUE: tuple[int, ...] = tuple(min(r + 1, 10) for _s in range(4) for r in range(13))
 
 
+def is_red(card: int) -> bool:
+    return card // 13 in RED_SUITS
+
+
 def rank(card: int) -> int:
     return card % 13
 
@@ -52,11 +56,6 @@ def hand_value(cards: list[int]) -> tuple[int, bool]:
     if ace and total <= 11:
         return total + 10, True
     return total, False
-
-
-def hard_total(cards: list[int]) -> int:
-    """Total with every ace counted as 1."""
-    return sum(VALUE[c] for c in cards)
 
 
 def is_blackjack(cards: list[int]) -> bool:

@@ -26,9 +26,12 @@ class _Cmd(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_u
 
 class Shuffle(_Cmd, tag="shuffle"):
     """A freshly shuffled shoe (RNG tables: the order, from ``shoe.shuffle_order``).
-    On a live table ``order`` is empty: the cards are then entered one by one."""
+    On a live table ``order`` is empty: the cards are then entered one by one.
+    ``salt``: random text from the server, hashed with the order into the commitment and
+    revealed with it after the shoe."""
 
     order: list[int] = []
+    salt: str = ""
 
 
 class Cut(_Cmd, tag="cut"):

@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from blackjack.cards import RED_SUITS, rank, suit
+from blackjack.cards import is_red, rank, suit
 from games.errors import GameError
 
 BLAZING_7S = "blazing_7s"  # the wager kind
@@ -102,10 +102,6 @@ _POOL_NAME = re.compile(r"[A-Za-z0-9_.@#/+-]{1,50}")
 # -- one table's round ----------------------------------------------------------------------
 
 
-def _red(card: int) -> bool:
-    return suit(card) in RED_SUITS
-
-
 def blazing_line(c1: int, c2: int, up: int) -> str:
     """The line of one bet: "major", "minor", "three_sevens", "two_sevens", "one_seven"
     or "" (lost). One and two 7s look only at the box's cards; the up card counts only
@@ -119,7 +115,7 @@ def blazing_line(c1: int, c2: int, up: int) -> str:
         return "two_sevens"
     if suit(c1) == suit(c2) == suit(up):
         return "major"
-    if _red(c1) == _red(c2) == _red(up):
+    if is_red(c1) == is_red(c2) == is_red(up):
         return "minor"
     return "three_sevens"
 

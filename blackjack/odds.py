@@ -49,10 +49,8 @@ class BetOdds(msgspec.Struct):
 
 
 def shoe_counts(decks: int) -> list[int]:
-    counts = [0] * 52
-    for c in full_shoe(decks):
-        counts[c] += 1
-    return counts
+    """How many of each card int the shoe holds: ``decks`` of every one."""
+    return [decks] * 52
 
 
 def _pairs(counts: list[int]) -> dict[tuple[int, int], int]:

@@ -55,6 +55,12 @@ class Profile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # When this many different players bet in one round, each may hold only one box (0 = never).
     crowded_at: int = 0
     button: bool = False
+    # A card drawn by mistake. "offer" (Campione Art. 24): it lies face up and goes to the
+    # next hand that asks, else to the dealer; a card turned in the shoe is burned only
+    # during the players' drawing (Art. 17: during the deal and the dealer's play it stays
+    # valid). "burn" (Titano Art. 17, Lugano): a misdrawn card that was seen is burned,
+    # whatever the phase of the round.
+    misdrawn_card: Literal["offer", "burn"] = "offer"
     void_round_on_short_shoe: bool = False
     # Cards left behind the cut card; the cut itself must leave cut_margin cards each side.
     cut_card_from_end: int = 78
@@ -81,6 +87,27 @@ class Profile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     @property
     def hole_card(self) -> bool:
         return self.dealer_second_card == "face_down"
+
+    # The doubling and Free Bet rules, written once: the table applies them to a hand, the
+    # basic strategy to every abstract total.
+
+    def allows_double(self, hard: int, soft: bool, after_split: bool) -> bool:
+        """May a two-card hand double with the player's own chips? ``hard`` counts aces
+        as 1; a soft hand may double if either of its totals is listed."""
+        if after_split and not self.double_after_split:
+            return False
+        totals = self.double_totals
+        if soft:
+            return self.double_soft and (not totals or hard in totals or hard + 10 in totals)
+        return not totals or hard in totals
+
+    def free_double(self, total: int, soft: bool) -> bool:
+        """Free Bet: a two-card hard 9, 10 or 11 doubles on the house's chip."""
+        return self.free_bet and not soft and 9 <= total <= 11
+
+    def free_split(self, value: int) -> bool:
+        """Free Bet: any pair but 4s and ten-values splits on the house's chip."""
+        return self.free_bet and value not in (4, 10)
 
 
 def validate(p: Profile) -> Profile:

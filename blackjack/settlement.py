@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from blackjack import sidebets
 from blackjack.profiles import Profile
-from blackjack.state import BEHIND, BOX, DOUBLE, FREE_DOUBLE, FREE_KINDS, FREE_SPLIT, INSURANCE, SPLIT, Wager
+from blackjack.state import BEHIND, BOX, DOUBLE, FREE_DOUBLE, FREE_KINDS, FREE_SPLIT, SPLIT, Wager
 from games.wagers import WagerSettled
 
 # How a hand ended against the dealer.
@@ -97,4 +97,3 @@ AFTER_DEAL: dict = {
     sidebets.TWENTY_ONE_PLUS_THREE: sidebets.settle_twenty_one_plus_three,
 }
 ROUND_END: dict = {sidebets.PUSH_22: sidebets.settle_push_22}
-__all__ = ["SETTLE", "HAND_KINDS", "AFTER_DEAL", "ROUND_END", "INSURANCE", "hand_outcome", "settle_insurance"]

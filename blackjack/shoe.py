@@ -15,9 +15,11 @@ def shuffle_order(profile: Profile, rng: Rng) -> list[int]:
     return shuffled(full_shoe(profile.decks), rng)
 
 
-def commitment(order: list[int]) -> str:
-    """sha256 of the order: published before play, checkable once the order is revealed."""
-    return hashlib.sha256(bytes(order)).hexdigest()
+def commitment(order: list[int], salt: str = "") -> str:
+    """sha256 of the salt and the order: published before play, checkable once both are
+    revealed. The salt (random, from the server) keeps the unseen rest of the shoe from
+    being found by hashing every arrangement of the few cards left near its end."""
+    return hashlib.sha256(salt.encode() + bytes(order)).hexdigest()
 
 
 def check_order(order: list[int], expected: list[int]) -> None:

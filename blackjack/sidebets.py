@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from blackjack.cards import RED_SUITS, hand_value, rank, suit
+from blackjack.cards import hand_value, is_red, rank, suit
 from games.wagers import WagerSettled
 
 # Wager kinds (``Wager.kind``); a side bet rides on no hand (``hand == -1``).
@@ -55,10 +55,6 @@ class Push22(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 PP_LINES = ("perfect", "coloured", "mixed")
 T3_LINES = ("straight_flush", "three_of_a_kind", "straight", "flush")
-
-
-def is_red(card: int) -> bool:
-    return suit(card) in RED_SUITS
 
 
 def perfect_pairs_line(c1: int, c2: int) -> str:

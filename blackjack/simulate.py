@@ -116,12 +116,8 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
             elif ph == "offers":
                 events += handle(close_offers)  # basic strategy never insures
             elif ph == "reshuffle":
-                on_table = list(s.dealer)
-                for bx in s.boxes:
-                    for h in bx.hands:
-                        on_table += h.cards
                 rest = list(deck)
-                for c in on_table:
+                for c in table._cards_on_table():
                     rest.remove(c)
                 events += handle(C.Shuffle(by=CROUPIER, role="croupier", order=shuffled(rest, rng)))
             else:

@@ -7,6 +7,11 @@ import msgspec
 
 from blackjack.profiles import Profile
 
+# Phases while a round is under way (a shoe that ran short mid-round included), and those
+# in which a burned card can be recorded at a house that burns misdrawn cards.
+ROUND_PHASES = frozenset(("dealing", "offers", "play", "dealer", "reshuffle"))
+BURN_PHASES = frozenset(("dealing", "offers", "play", "dealer"))
+
 # Wager kinds. Lugano's side bets add kinds here, each with its own settle function.
 BOX = "box"  # the box holder's stake
 BEHIND = "behind"  # a stake behind someone else's box

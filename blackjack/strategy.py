@@ -7,6 +7,12 @@ player total then gets the expected value of standing, hitting, doubling and spl
 under the profile's own rules (which totals double, double after split, one card on
 split aces, what a dealer blackjack takes); the strategy is the best of what is allowed.
 Resplits are valued as a single split: this changes no decision of the three houses.
+
+Free Bet (``profile.free_bet``): a dealer 22 pushes every hand but a blackjack, which the
+stand values include; the house's chip of a free double or a free split pays on a win and
+costs nothing otherwise, so it is worth the probability that its hand wins (hands played
+on after a split follow the real-money chart). Free doubles and free splits are taken
+where that value beats the alternatives.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from blackjack.profiles import Profile
 
 STAND, HIT, DOUBLE, SPLIT = "S", "H", "D", "P"
 P = (0.0,) + (1 / 13,) * 9 + (4 / 13,)  # P[v], v = 1 (ace) .. 10
+BUST_22, BUST_MORE = 22, 23  # the dealer's final total: exactly 22 (Push 22), or more
 
 
 def _best(hard: int, ace: bool) -> int:
@@ -27,13 +34,14 @@ def _best(hard: int, ace: bool) -> int:
 
 
 def dealer_outcomes(up: int, hits_soft_17: bool) -> tuple[float, dict[int, float]]:
-    """(probability of a dealer blackjack, final totals 17..21 and 22 = bust given no blackjack)."""
+    """(probability of a dealer blackjack, final totals 17..21, 22 and 23 = more, given no
+    blackjack)."""
 
     @lru_cache(maxsize=None)
     def final(hard: int, ace: bool) -> tuple[tuple[int, float], ...]:
         best = _best(hard, ace)
         if best > 21:
-            return ((22, 1.0),)
+            return ((min(best, BUST_MORE), 1.0),)
         soft = ace and hard <= 11
         if best >= 17 and not (hits_soft_17 and soft and best == 17):
             return ((best, 1.0),)
@@ -61,18 +69,33 @@ class Strategy:
         self.profile = profile
         p = profile
         take_all = p.dealer_blackjack_takes == "all"
+        free = p.free_bet
         # _hs[hard*2+ace][up]: HIT or STAND; _dd: True where doubling beats both.
         self._hs = [[STAND] * 11 for _ in range(64)]
         self._dd = [[False] * 11 for _ in range(64)]
         self._sp = [[False] * 11 for _ in range(11)]  # [pair value][up]
-        self.ev: dict[tuple[str, int, int], float] = {}  # ("hard"/"soft"/"pair", total, up) -> best EV
+        # Free Bet: where the free double / the free split is taken.
+        self._fd = [[False] * 11 for _ in range(64)]
+        self._fs = [[False] * 11 for _ in range(11)]
         for up in range(1, 11):
             pbj, dist = dealer_outcomes(up, p.dealer_hits_soft_17)
 
-            def stand_c(best: int) -> float:
+            @lru_cache(maxsize=None)
+            def wlp(best: int) -> tuple[float, float]:
+                """(P(win), P(lose)) of standing on ``best`` (a bust loses)."""
                 if best > 21:
-                    return -1.0
-                return sum(q * (1.0 if d == 22 or best > d else 0.0 if best == d else -1.0) for d, q in dist.items())
+                    return 0.0, 1.0
+                win = lose = 0.0
+                for d, q in dist.items():
+                    if d == BUST_MORE or (d == BUST_22 and not free) or best > d:
+                        win += q
+                    elif best < d <= 21:
+                        lose += q
+                return win, lose
+
+            def stand_c(best: int) -> float:
+                w, lo = wlp(best)
+                return w - lo
 
             @lru_cache(maxsize=None)
             def play_c(hard: int, ace: bool) -> float:
@@ -87,76 +110,96 @@ class Strategy:
             def hit_c(hard: int, ace: bool) -> float:
                 return sum(P[v] * play_c(hard + v, ace or v == 1) for v in range(1, 11))
 
-            def double_c(hard: int, ace: bool) -> float:
-                return 2 * sum(P[v] * stand_c(_best(hard + v, ace or v == 1)) for v in range(1, 11))
+            @lru_cache(maxsize=None)
+            def win_p(hard: int, ace: bool) -> float:
+                """P(win) of a hand played on by the real-money chart (``play_c``)."""
+                best = _best(hard, ace)
+                if best > 21:
+                    return 0.0
+                if best == 21 or stand_c(best) >= hit_c(hard, ace):
+                    return wlp(best)[0]
+                return win_hit(hard, ace)
+
+            @lru_cache(maxsize=None)
+            def win_hit(hard: int, ace: bool) -> float:
+                return sum(P[v] * win_p(hard + v, ace or v == 1) for v in range(1, 11))
+
+            def double_c(hard: int, ace: bool, real: int = 2, free_chips: int = 0) -> float:
+                """One card, then stand, with ``real`` units of the player's own and
+                ``free_chips`` of the house's on the hand."""
+                total = 0.0
+                for v in range(1, 11):
+                    w, lo = wlp(_best(hard + v, ace or v == 1))
+                    total += P[v] * (real * (w - lo) + free_chips * w)
+                return total
 
             def may_double(hard: int, ace: bool, after_split: bool) -> bool:
-                if after_split and not p.double_after_split:
-                    return False
-                best = _best(hard, ace)
-                soft = best != hard
-                totals = p.double_totals
-                if soft:
-                    return p.double_soft and (not totals or best in totals or hard in totals)
-                return not totals or hard in totals
+                return p.allows_double(hard, _best(hard, ace) != hard, after_split)
 
-            def full(c: float, extra_units: int) -> float:
-                lost = 1 + extra_units if take_all else 1
-                return (1 - pbj) * c - pbj * lost
+            def full(c: float, lost: int) -> float:
+                """A hand's value given the dealer's blackjack chance: ``lost`` units of the
+                player's own are taken by it (only the original one if the house takes
+                only that)."""
+                return (1 - pbj) * c - pbj * (lost if take_all else 1)
 
             for hard in range(2, 22):
                 for ace in (False, True):
-                    if ace and hard > 21:
-                        continue
                     best = _best(hard, ace)
                     if best > 21:
                         continue
                     s, h = stand_c(best), hit_c(hard, ace)
                     i = hard * 2 + ace
                     self._hs[i][up] = HIT if h > s and best < 21 else STAND
-                    d = double_c(hard, ace)
                     # Compared as full values: a double risks two units to a dealer blackjack.
-                    self._dd[i][up] = best < 21 and full(d, 1) > full(max(s, h), 0) and may_double(hard, ace, False)
-                    kind = "soft" if best != hard else "hard"
-                    evs = [full(s, 0), full(h, 0)]
-                    if may_double(hard, ace, False):
-                        evs.append(full(d, 1))
-                    self.ev[(kind, best, up)] = max(evs)
+                    self._dd[i][up] = best < 21 and may_double(hard, ace, False) and (
+                        full(double_c(hard, ace), 2) > full(max(s, h), 1)
+                    )
+                    if best < 21 and p.free_double(best, best != hard):
+                        self._fd[i][up] = full(double_c(hard, ace, 1, 1), 1) > full(max(s, h), 1)
 
-            for c in range(1, 11):
-                # One split hand: card c plus one card, then played (one card only on aces).
-                total_c = 0.0
+            def split_hand(c: int, real: int, free_chips: int) -> float:
+                """One hand of a split pair of ``c``: a card, then the best play for the
+                chips on it (one card only on aces)."""
+                total = 0.0
                 for v in range(1, 11):
                     hard, ace = c + v, c == 1 or v == 1
                     best = _best(hard, ace)
-                    if c == 1:
-                        e = stand_c(best)
-                    elif best == 21 and not (p.split_tens_ace_continues and c == 10):
-                        e = stand_c(21)
-                    else:
-                        e = max(stand_c(best), hit_c(hard, ace) if best < 21 else -1.0)
-                        if may_double(hard, ace, True):
-                            e = max(e, double_c(hard, ace))
-                    total_c += P[v] * e
-                split_ev = full(2 * total_c, 1)
+                    w, lo = wlp(best)
+                    e = real * (w - lo) + free_chips * w
+                    if c != 1 and (best < 21 or (p.split_tens_ace_continues and c == 10)):
+                        if best < 21:
+                            e = max(e, real * hit_c(hard, ace) + free_chips * win_hit(hard, ace))
+                        if p.free_double(best, best != hard):
+                            e = max(e, double_c(hard, ace, real, free_chips + 1))
+                        elif may_double(hard, ace, True):
+                            e = max(e, double_c(hard, ace, real + 1, free_chips))
+                    total += P[v] * e
+                return total
+
+            for c in range(1, 11):
                 hard, ace = 2 * c, c == 1
                 best = _best(hard, ace)
-                alt = [full(stand_c(best), 0), full(hit_c(hard, ace), 0)]
-                if may_double(hard, ace, False):
-                    alt.append(full(double_c(hard, ace), 1))
-                self._sp[c][up] = p.max_split_hands > 1 and split_ev > max(alt)
-                self.ev[("pair", c, up)] = max(split_ev, max(alt))
+                alt = [full(stand_c(best), 1), full(hit_c(hard, ace), 1)]
+                if p.free_double(best, ace):
+                    alt.append(full(double_c(hard, ace, 1, 1), 1))
+                elif may_double(hard, ace, False):
+                    alt.append(full(double_c(hard, ace), 2))
+                if p.max_split_hands < 2:
+                    continue
+                if p.free_split(c):
+                    self._fs[c][up] = full(split_hand(c, 1, 0) + split_hand(c, 0, 1), 1) > max(alt)
+                else:
+                    self._sp[c][up] = full(2 * split_hand(c, 1, 0), 2) > max(alt)
 
     def action(self, cards: list[int], up_card: int, can_double: bool, can_split: bool) -> str:
         up = VALUE[up_card]
-        if self.profile.free_bet and len(cards) == 2:
-            # Free Bet: the house's chip costs nothing, so take every free split (5s double
-            # instead) and every free double on hard 9-11. The rest is the usual chart.
+        p = self.profile
+        if p.free_bet and len(cards) == 2:
             a, b = VALUE[cards[0]], VALUE[cards[1]]
-            if can_split and a == b and a not in (4, 5, 10):
+            if can_split and a == b and p.free_split(a) and self._fs[a][up]:
                 return SPLIT
-            if can_double and a != 1 and b != 1 and 9 <= a + b <= 11:
-                return DOUBLE
+            if can_double and a != 1 and b != 1 and p.free_double(a + b, False):
+                return DOUBLE if self._fd[(a + b) * 2][up] else self._hs[(a + b) * 2][up]
         if can_split and len(cards) == 2 and VALUE[cards[0]] == VALUE[cards[1]] and self._sp[VALUE[cards[0]]][up]:
             return SPLIT
         hard = 0
@@ -175,15 +218,17 @@ class Strategy:
         """Printable tables: rows by player hand, columns up card 2..10, A."""
         ups = list(range(2, 11)) + [1]
         out: dict[str, list[str]] = {}
+        free = self.profile.free_bet
         for hard in range(5, 21):
             i = hard * 2
-            out[f"hard {hard}"] = ["D" if self._dd[i][u] else self._hs[i][u] for u in ups]
+            dd = self._fd[i] if free and 9 <= hard <= 11 else self._dd[i]  # the free double
+            out[f"hard {hard}"] = ["D" if dd[u] else self._hs[i][u] for u in ups]
         for other in range(2, 10):
             i = (1 + other) * 2 + 1
             out[f"soft {11 + other}"] = ["D" if self._dd[i][u] else self._hs[i][u] for u in ups]
         for c in range(1, 11):
             name = "A" if c == 1 else str(c)
-            out[f"pair {name}{name}"] = ["P" if self._sp[c][u] else "-" for u in ups]
+            out[f"pair {name}{name}"] = ["P" if self._sp[c][u] or self._fs[c][u] else "-" for u in ups]
         return out
 
 

@@ -4,6 +4,11 @@
 the state and runs every step that needs no one's decision (dealing from the shoe on RNG
 tables, auto-standing, the dealer's play, settlement) until it waits for a command again.
 On a live table the engine also waits for each card (``Card``) and checks it.
+
+The class is split by concern: this module holds the round (seats, bets, the deal, the
+offers, the decisions, the dealer, settlement, voids, limits) and the dispatch table
+``_HANDLERS``; the shoe's commands live in ``table_shoe.py`` and Lugano's side bets in
+``table_sidebets.py``, both mixed into ``BlackjackTable``.
 """
 
 from __future__ import annotations
@@ -14,24 +19,21 @@ import msgspec
 
 from blackjack import commands as C
 from blackjack import events as E
+from blackjack import jackpot as J
 from blackjack.cards import VALUE, hand_value, is_blackjack
 from blackjack.profiles import BOXES, Profile, validate
 from blackjack.settlement import (
     AFTER_DEAL,
     HAND_KINDS,
+    PUSH,
     ROUND_END,
     SETTLE,
-    PUSH,
     WIN,
     hand_outcome,
     settle_bust,
     settle_even_money,
     settle_insurance,
 )
-from blackjack.shoe import check_order, commitment, cut, cut_bounds, fresh_counts
-from blackjack.cards import full_shoe
-from blackjack import jackpot as J
-from blackjack.sidebets import PERFECT_PAIRS, PUSH_22, TWENTY_ONE_PLUS_THREE
 from blackjack.state import (
     BEHIND,
     BOX,
@@ -40,28 +42,22 @@ from blackjack.state import (
     FREE_KINDS,
     FREE_SPLIT,
     INSURANCE,
+    ROUND_PHASES,
     SPLIT,
     Bet,
     Box,
     Hand,
-    SideBet,
     TableState,
     Wager,
 )
+from blackjack.table_shoe import ShoeCommands
+from blackjack.table_sidebets import SideBetCommands
 from blackjack.view import table_view
 from games.errors import GameError
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import WagerPlaced, WagerVoided
 
 DEALER = -1
 HOLE = -2
-ROUND_PHASES = frozenset(("dealing", "offers", "play", "dealer", "reshuffle"))
-# Side bet -> the profile field holding its pay table (None: not offered).
-SIDE_BETS = {
-    PERFECT_PAIRS: "perfect_pairs",
-    TWENTY_ONE_PLUS_THREE: "twenty_one_plus_three",
-    PUSH_22: "push_22",
-    J.BLAZING_7S: "blazing_7s",
-}
 
 
 def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
@@ -73,11 +69,7 @@ def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
         raise GameError("bad_limits", f"The maximum may not exceed {p.max_bet_cap} (minor units).")
 
 
-def _err(code: str, message: str) -> GameError:
-    return GameError(code, message)
-
-
-class BlackjackTable:
+class BlackjackTable(ShoeCommands, SideBetCommands):
     def __init__(
         self, table_id: str, profile: Profile, *, min_bet: int, max_bet: int, live: bool = False
     ) -> None:
@@ -106,7 +98,7 @@ class BlackjackTable:
     def handle(self, cmd: Any) -> list[Any]:
         h = _HANDLERS.get(type(cmd))
         if h is None:
-            raise _err("malformed_command", "That is not a blackjack command.")
+            raise GameError("malformed_command", "That is not a blackjack command.")
         self._ev = ev = []
         h(self, cmd)
         self._ev = []
@@ -116,18 +108,24 @@ class BlackjackTable:
 
     def _staff(self, cmd: Any) -> None:
         if cmd.role not in C.STAFF:
-            raise _err("staff_only", "Only the croupier or the chef may do that.")
+            raise GameError("staff_only", "Only the croupier or the chef may do that.")
 
     def _box_index(self, number: int) -> int:
         for i, b in enumerate(self.state.boxes):
             if b.number == number:
                 return i
-        raise _err("no_such_box", f"Box {number} is not in play this round.")
+        raise GameError("no_such_box", f"Box {number} is not in play this round.")
 
     def _new_id(self) -> str:
         s = self.state
         s.seq += 1
         return f"{s.table_id}:r{s.round}:{s.seq}"
+
+    def _bet_id(self) -> str:
+        """A new id for a bet placed while betting is open (unique across rounds)."""
+        s = self.state
+        s.wager_serial += 1
+        return f"{s.table_id}:r{s.round}:bet{s.wager_serial}"
 
     def _place(self, box: Box, player: str, kind: str, amount: int, hand: int) -> Wager:
         w = Wager(self._new_id(), player, kind, amount, hand)
@@ -154,19 +152,19 @@ class BlackjackTable:
         """Checks common to hit/stand/double/split: the phase, the turn, the owner."""
         s = self.state
         if s.phase != "play" or s.need or s.behind:
-            raise _err("not_decision_time", "No decision is being asked for now.")
+            raise GameError("not_decision_time", "No decision is being asked for now.")
         bi = self._box_index(cmd.box)
         box = s.boxes[bi]
         if bi != s.turn_box or cmd.hand != s.turn_hand:
-            raise _err("not_your_turn", f"It is box {s.boxes[s.turn_box].number}'s turn, hand {s.turn_hand}.")
+            raise GameError("not_your_turn", f"It is box {s.boxes[s.turn_box].number}'s turn, hand {s.turn_hand}.")
         if cmd.role == "player":
             if cmd.by != box.holder:
-                raise _err("not_your_box", f"Only box {box.number}'s holder decides for it.")
+                raise GameError("not_your_box", f"Only box {box.number}'s holder decides for it.")
         elif cmd.role == "system":
             if not isinstance(cmd, C.Stand):
-                raise _err("system_may_only_stand", "A time-out can only stand.")
+                raise GameError("system_may_only_stand", "A time-out can only stand.")
         elif not s.live:
-            raise _err("not_for_staff", "Staff enter decisions only on live tables.")
+            raise GameError("not_for_staff", "Staff enter decisions only on live tables.")
         return box, box.hands[cmd.hand]
 
     # -- the shoe -----------------------------------------------------------------------
@@ -437,19 +435,22 @@ class BlackjackTable:
         s.hole_hidden = False
         s.insurance_done = False
         s.turn_box = s.turn_hand = 0
+        if s.exposed >= 0 and not s.live:
+            s.pos += 1  # a misdrawn card nobody took was seen: it leaves the shoe
         s.exposed = -1
         s.round += 1
         s.seq = 0
         if s.last_round or s.reshuffle_after:
-            if p.button:
-                # Titano Art. 4: the player at the button cuts.
-                s.cut_entitled = s.seats[s.button] or holders.get(s.button, "")
-            self._end_shoe()
+            self._end_shoe(holders)
         else:
             self._open_round()
 
-    def _end_shoe(self) -> None:
+    def _end_shoe(self, holders: dict[int, str] | None = None) -> None:
         s = self.state
+        if s.profile.button:
+            # Titano Art. 4: the player at the button cuts (seated there, else the one who
+            # held that box in the last round).
+            s.cut_entitled = s.seats[s.button] or (holders or {}).get(s.button, "")
         s.phase = "shuffle"
         s.order = []
         s.pos = 0
@@ -502,113 +503,23 @@ class BlackjackTable:
 
     # -- command handlers ---------------------------------------------------------------
 
-    def _shuffle(self, cmd: C.Shuffle) -> None:
-        s = self.state
-        self._staff(cmd)
-        if s.phase not in ("shuffle", "reshuffle"):
-            raise _err("not_shuffle_time", "The shoe is shuffled only when it has ended or run short.")
-        if s.live:
-            if cmd.order:
-                raise _err("live_table", "A live table's shoe is shuffled by hand: send no order.")
-            if s.phase == "reshuffle":
-                raise _err("live_table", "A live table voids or goes on by hand when the shoe runs short.")
-            s.left = fresh_counts(s.profile)
-            s.phase = "cut"
-            self._ev.append(E.ShoeShuffled(cards=s.profile.cards, commitment=""))
-            return
-        if s.phase == "shuffle":
-            check_order(cmd.order, full_shoe(s.profile.decks))
-            s.order = list(cmd.order)
-            s.pos = 0
-            s.cut_index = -1
-            s.phase = "cut"
-            self._ev.append(E.ShoeShuffled(cards=len(s.order), commitment=commitment(s.order)))
-            return
-        # Mid-round: every card not on the table (discards and burned cards) is shuffled.
-        on_table = self._cards_on_table()
-        expected = full_shoe(s.profile.decks)
-        for c in on_table:
-            expected.remove(c)
-        check_order(cmd.order, expected)
-        s.order = list(cmd.order)
-        s.pos = 0
-        s.cut_index = -1
-        s.phase = s.resume_phase
-        s.resume_phase = ""
-        self._ev.append(E.ShoeShuffled(cards=len(s.order), commitment=commitment(s.order)))
-        self._run()
-
-    def _cut(self, cmd: C.Cut) -> None:
-        s = self.state
-        p = s.profile
-        if s.phase != "cut":
-            raise _err("not_cut_time", "There is no shoe waiting to be cut.")
-        if cmd.role == "player":
-            if cmd.by != s.cut_entitled:
-                who = s.cut_entitled or "the management"
-                raise _err("not_entitled_to_cut", f"The cut is offered to {who}.")
-        elif cmd.role == "system":
-            if cmd.at is not None:
-                raise _err("system_may_only_pass", "A time-out can only pass the cut.")
-        elif s.cut_entitled:
-            raise _err("not_entitled_to_cut", f"The cut is offered to {s.cut_entitled}.")
-        lo, hi = cut_bounds(p, p.cards)
-        at = cmd.at if cmd.at is not None else cmd.random_at
-        if at is None:
-            raise _err("cut_point_missing", "A passed cut needs the point drawn by the server.")
-        if not lo <= at <= hi:
-            raise _err("cut_out_of_bounds", f"Cut between {lo} and {hi} cards.")
-        if not s.live:
-            s.order = cut(s.order, at)
-            s.cut_index = len(s.order) - p.cut_card_from_end
-            s.pos = p.burn_cards
-        s.last_round = False
-        s.reshuffle_after = False
-        s.cut_entitled = ""
-        self._ev.append(E.ShoeCut(by=cmd.by, at=at, chosen=cmd.at is not None))
-        self._ev.append(E.CardsBurned(count=p.burn_cards))
-        self._open_round()
-
-    def _reshuffle(self, cmd: C.Reshuffle) -> None:
-        s = self.state
-        self._staff(cmd)
-        if s.phase not in ROUND_PHASES and s.phase != "betting":
-            raise _err("no_shoe", "There is no shoe in play to end.")
-        now = s.phase == "betting" and not s.bets
-        self._ev.append(E.ReshuffleOrdered(by=cmd.by, after_round=not now))
-        if now:
-            self._end_shoe()
-        else:
-            s.reshuffle_after = True
-
-    def _cut_card_out_cmd(self, cmd: C.CutCardOut) -> None:
-        s = self.state
-        self._staff(cmd)
-        if not s.live:
-            raise _err("not_live", "On an RNG table the engine knows where the cut card is.")
-        if s.phase not in ROUND_PHASES:
-            raise _err("no_round", "The cut card can only come out during a round.")
-        if s.last_round:
-            raise _err("cut_card_already_out", "The cut card is already out.")
-        self._cut_card_out()
-
     def _sit(self, cmd: C.Sit) -> None:
         s = self.state
         if cmd.role != "player":
-            raise _err("players_only", "Only a player takes a seat.")
+            raise GameError("players_only", "Only a player takes a seat.")
         if not 1 <= cmd.box <= BOXES:
-            raise _err("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+            raise GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
         if s.seats[cmd.box]:
-            raise _err("seat_taken", f"Box {cmd.box} is taken.")
+            raise GameError("seat_taken", f"Box {cmd.box} is taken.")
         if cmd.by in s.seats:
-            raise _err("already_seated", "You already have a seat.")
+            raise GameError("already_seated", "You already have a seat.")
         s.seats[cmd.box] = cmd.by
         self._ev.append(E.SeatTaken(player=cmd.by, box=cmd.box))
 
     def _leave(self, cmd: C.Leave) -> None:
         s = self.state
         if cmd.by not in s.seats:
-            raise _err("not_seated", "You have no seat.")
+            raise GameError("not_seated", "You have no seat.")
         b = s.seats.index(cmd.by)
         s.seats[b] = ""
         self._ev.append(E.SeatLeft(player=cmd.by, box=b))
@@ -617,45 +528,44 @@ class BlackjackTable:
         s = self.state
         p = s.profile
         if s.phase != "betting":
-            raise _err("betting_closed", "Bets are closed.")
+            raise GameError("betting_closed", "Bets are closed.")
         entered = cmd.role in C.STAFF  # chips already on a live felt, entered by the croupier
         if entered:
             if not s.live or not cmd.player:
-                raise _err("players_only", "Staff enter a player's chips only on a live table, naming the player.")
+                raise GameError("players_only", "Staff enter a player's chips only on a live table, naming the player.")
             owner = cmd.player
         elif cmd.role != "player" or cmd.player not in ("", cmd.by):
-            raise _err("players_only", "Only a player places a bet, for themself.")
+            raise GameError("players_only", "Only a player places a bet, for themself.")
         else:
             owner = cmd.by
         if not 1 <= cmd.box <= BOXES:
-            raise _err("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+            raise GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
         if cmd.amount < s.min_bet:
-            raise _err("below_minimum", f"The minimum bet is {s.min_bet}.")
+            raise GameError("below_minimum", f"The minimum bet is {s.min_bet}.")
         on_box = [b for b in s.bets if b.box == cmd.box]
         if any(b.player == owner for b in on_box):
-            raise _err("already_bet", f"{owner} already has a bet on box {cmd.box}.")
+            raise GameError("already_bet", f"{owner} already has a bet on box {cmd.box}.")
         if len(on_box) >= 1 + p.places_behind:
-            raise _err("box_full", f"Box {cmd.box} has no free place.")
+            raise GameError("box_full", f"Box {cmd.box} has no free place.")
         if p.max_applies_to == "box_with_behind":
             room = max(s.max_bet - sum(b.amount - b.excess for b in on_box), 0)
         else:
             room = s.max_bet
         excess = max(cmd.amount - room, 0)
         if excess and not entered:
-            raise _err("above_maximum", f"Box {cmd.box} takes at most {room}.")
+            raise GameError("above_maximum", f"Box {cmd.box} takes at most {room}.")
         if p.crowded_at:
             players = {b.player for b in s.bets} | {owner}
             if len(players) >= p.crowded_at and any(b.player == owner for b in s.bets):
-                raise _err("one_box_each", "The table is crowded: one box each.")
-        s.wager_serial += 1
-        wid = f"{s.table_id}:r{s.round}:bet{s.wager_serial}"
+                raise GameError("one_box_each", "The table is crowded: one box each.")
+        wid = self._bet_id()
         s.bets.append(Bet(cmd.box, owner, cmd.amount, wid, excess))
         self._ev.append(WagerPlaced(wid, owner, cmd.amount, f"box {cmd.box}"))
 
     def _withdraw_bet(self, cmd: C.WithdrawBet) -> None:
         s = self.state
         if s.phase != "betting":
-            raise _err("betting_closed", "Bets are closed.")
+            raise GameError("betting_closed", "Bets are closed.")
         for i, b in enumerate(s.bets):
             if b.box == cmd.box and b.player == cmd.by and cmd.role == "player":
                 del s.bets[i]
@@ -665,22 +575,22 @@ class BlackjackTable:
                     s.side_bets.remove(sb)
                     self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn with the bet"))
                 return
-        raise _err("no_bet", f"You have no bet on box {cmd.box}.")
+        raise GameError("no_bet", f"You have no bet on box {cmd.box}.")
 
     def _close_bets(self, cmd: C.CloseBets) -> None:
         s = self.state
         p = s.profile
         self._staff(cmd)
         if s.phase != "betting":
-            raise _err("betting_closed", "Bets are not open.")
+            raise GameError("betting_closed", "Bets are not open.")
         if not s.bets:
-            raise _err("no_bets", "Nobody has bet.")
+            raise GameError("no_bets", "Nobody has bet.")
         by_box: dict[int, list[Bet]] = {}
         for b in s.bets:
             by_box.setdefault(b.box, []).append(b)
         players = {b.player for b in s.bets}
         if len(players) == 1 and len(by_box) < p.lone_player_min_boxes:
-            raise _err(
+            raise GameError(
                 "lone_player_min_boxes",
                 f"A player alone at the table plays at least {p.lone_player_min_boxes} boxes.",
             )
@@ -689,7 +599,7 @@ class BlackjackTable:
             for b in s.bets:
                 counts[b.player] = counts.get(b.player, 0) + 1
             if any(n > 1 for n in counts.values()):
-                raise _err("one_box_each", "The table is crowded: one box each.")
+                raise GameError("one_box_each", "The table is crowded: one box each.")
 
         if p.button:
             numbers = sorted(by_box, key=lambda n: (n - s.button - 1) % BOXES)
@@ -732,111 +642,6 @@ class BlackjackTable:
             holder_bet = min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
         return holder_bet
 
-    # -- Lugano: side bets and the Blazing 7s jackpot ------------------------------------
-
-    def _place_side_bet(self, cmd: C.PlaceSideBet) -> None:
-        s = self.state
-        p = s.profile
-        if s.phase != "betting":
-            raise _err("betting_closed", "Side bets close with the bets, before the first card.")
-        if cmd.role != "player":
-            raise _err("players_only", "Only a player places a side bet, for themself.")
-        field = SIDE_BETS.get(cmd.bet)
-        table = getattr(p, field) if field else None
-        if table is None:
-            raise _err("side_bet_not_offered", f"This table offers no {cmd.bet} bet.")
-        cur = cmd.currency or p.currency
-        if cur != p.currency:
-            raise _err("wrong_currency", f"This table plays {p.currency} chips, not {cur}.")
-        if cmd.bet == J.BLAZING_7S and cur != table.currency:
-            raise _err("wrong_currency", f"Blazing 7s takes {table.currency} chips only.")
-        if not any(b.box == cmd.box and b.player == cmd.by for b in s.bets):
-            raise _err("no_main_bet", f"A side bet goes only beside your own bet on box {cmd.box}.")
-        if any(x.box == cmd.box and x.player == cmd.by and x.kind == cmd.bet for x in s.side_bets):
-            raise _err("already_bet", f"You already have a {cmd.bet} bet on box {cmd.box}.")
-        if cmd.bet == J.BLAZING_7S:
-            if cmd.amount != table.stake:
-                raise _err("blazing_fixed_stake", f"The Blazing 7s stake is exactly {table.stake}.")
-            on_box = [b for b in s.bets if b.box == cmd.box]
-            if self._holder_bet(cmd.box, on_box).player != cmd.by:
-                raise _err("not_box_holder", f"Only box {cmd.box}'s holder may play Blazing 7s on it.")
-        elif cmd.amount < table.min_bet:
-            raise _err("below_minimum", f"The minimum {cmd.bet} bet is {table.min_bet}.")
-        elif cmd.amount > table.max_bet:
-            raise _err("above_maximum", f"The maximum {cmd.bet} bet is {table.max_bet}.")
-        s.wager_serial += 1
-        wid = f"{s.table_id}:r{s.round}:bet{s.wager_serial}"
-        s.side_bets.append(SideBet(cmd.box, cmd.by, cmd.bet, cmd.amount, wid))
-        self._ev.append(WagerPlaced(wid, cmd.by, cmd.amount, f"box {cmd.box} {cmd.bet.replace('_', ' ')}"))
-
-    def _withdraw_side_bet(self, cmd: C.WithdrawSideBet) -> None:
-        s = self.state
-        if s.phase != "betting":
-            raise _err("betting_closed", "Bets are closed.")
-        for sb in s.side_bets:
-            if sb.box == cmd.box and sb.player == cmd.by and sb.kind == cmd.bet and cmd.role == "player":
-                s.side_bets.remove(sb)
-                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn"))
-                return
-        raise _err("no_bet", f"You have no {cmd.bet} bet on box {cmd.box}.")
-
-    def _jackpot_meters(self, cmd: C.JackpotMeters) -> None:
-        s = self.state
-        if cmd.role not in C.STAFF and cmd.role != "system":
-            raise _err("staff_only", "Only the server or the staff report the jackpot meters.")
-        cfg = s.profile.blazing_7s
-        if cfg is None:
-            raise _err("side_bet_not_offered", "This table has no Blazing 7s jackpot.")
-        if cmd.minor < 0 or cmd.major < 0:
-            raise _err("bad_meters", "Jackpot meters cannot be negative.")
-        s.jackpot_meters = [cmd.minor, cmd.major]
-        self._ev.append(J.MetersChanged(jackpot=cfg.jackpot, minor=cmd.minor, major=cmd.major))
-
-    def _side_bets_to_boxes(self) -> None:
-        """At the close: each side bet joins its box's wagers (riding on no hand); a Blazing
-        7s bet whose player did not end up holding the box goes back."""
-        s = self.state
-        by_number = {b.number: b for b in s.boxes}
-        blazing = False
-        for sb in s.side_bets:
-            box = by_number[sb.box]
-            if sb.kind == J.BLAZING_7S and sb.player != box.holder:
-                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "Blazing 7s: only the box holder plays it"))
-                continue
-            box.wagers.append(Wager(sb.wager, sb.player, sb.kind, sb.amount, -1))
-            blazing = blazing or sb.kind == J.BLAZING_7S
-        s.side_bets = []
-        s.jackpot_entered = blazing
-
-    def _settle_blazing(self) -> None:
-        """Fixed pays and envy bonuses from the table's bank; jackpot hits go to the pool
-        in the report (the stake is never returned)."""
-        s = self.state
-        cfg = s.profile.blazing_7s
-        bets = []
-        for box in s.boxes:
-            for w in box.wagers:
-                if w.kind == J.BLAZING_7S and not w.settled:
-                    c = box.hands[0].cards
-                    bets.append(J.BlazingBet(w.id, w.player, box.number, (c[0], c[1])))
-        results = J.round_results(bets, s.dealer[0], cfg)
-        by_id = {r.wager: r for r in results}
-        for box in reversed(s.boxes):  # the house pays from its right
-            for w in box.wagers:
-                r = by_id.get(w.id)
-                if r is None:
-                    continue
-                w.settled = True
-                self._ev.append(WagerSettled(w.id, w.player, w.amount, 0, r.fixed + r.envy, _blazing_reason(r)))
-        hits = [J.Hit(level=r.line, player=r.player, wager=r.wager, box=r.box) for r in results if r.jackpot]
-        self._report_jackpot(len(bets), hits)
-
-    def _report_jackpot(self, stakes: int, hits: list[J.Hit]) -> None:
-        s = self.state
-        s.jackpot_entered = False
-        self._ev.append(J.JackpotRoundReport(jackpot=s.profile.blazing_7s.jackpot, table=s.table_id, round=s.round,
-                                             stakes=stakes, hits=hits))
-
     def _set_limits(self, cmd: C.SetLimits) -> None:
         s = self.state
         self._staff(cmd)
@@ -845,47 +650,13 @@ class BlackjackTable:
         nxt = s.round + 1 if s.phase in ROUND_PHASES or s.phase == "betting" else s.round
         self._ev.append(E.LimitsChanged(by=cmd.by, min_bet=cmd.min_bet, max_bet=cmd.max_bet, from_round=nxt))
 
-    def _card(self, cmd: C.Card) -> None:
-        s = self.state
-        if not s.live:
-            raise _err("not_live", "Cards come from the shuffled shoe on an RNG table.")
-        self._staff(cmd)
-        if not s.need:
-            raise _err("no_card_expected", "No card is due now.")
-        t = s.need[0]
-        if t < 0:
-            want_box, want_hand, who = 0, 0, "the dealer"
-        else:
-            box = s.boxes[t >> 3]
-            want_box, want_hand, who = box.number, t & 7, f"box {box.number} hand {t & 7}"
-        if cmd.box != want_box or (t >= 0 and cmd.hand != want_hand):
-            raise _err("wrong_recipient", f"The next card is for {who}.")
-        self._check_live_card(cmd.card)
-        if s.exposed >= 0:
-            s.exposed = -1
-        else:
-            s.left[cmd.card] -= 1
-        self._give(cmd.card)
-        self._run()
-
-    def _check_live_card(self, card: int) -> None:
-        s = self.state
-        if not 0 <= card < 52:
-            raise _err("not_a_card", f"{card} is not a card.")
-        if s.exposed >= 0:
-            if card != s.exposed:
-                raise _err("exposed_card_first", "The card lying face up must be given first.")
-            return
-        if s.left[card] <= 0:
-            raise _err("card_not_in_shoe", "That card is not left in the shoe.")
-
     def _offer_key(self, cmd: Any) -> tuple[str, Box]:
         s = self.state
         if s.phase != "offers":
-            raise _err("no_offer", "Insurance and even money are not on offer now.")
+            raise GameError("no_offer", "Insurance and even money are not on offer now.")
         box = s.boxes[self._box_index(cmd.box)]
         if cmd.role != "player":
-            raise _err("players_only", "Only the player answers for their own bet.")
+            raise GameError("players_only", "Only the player answers for their own bet.")
         key = f"{cmd.by}@{cmd.box}"
         return key, box
 
@@ -893,18 +664,18 @@ class BlackjackTable:
         s = self.state
         key, box = self._offer_key(cmd)
         if any(w.kind == INSURANCE and w.player == cmd.by for w in box.wagers):
-            raise _err("already_insured", "You have already insured this box.")
+            raise GameError("already_insured", "You have already insured this box.")
         if key not in s.offers:
-            raise _err("no_offer", "You have no insurance offer on this box.")
+            raise GameError("no_offer", "You have no insurance offer on this box.")
         if VALUE[s.dealer[0]] != 1:
-            raise _err("no_insurance", "Insurance is offered only against an ace.")
+            raise GameError("no_insurance", "Insurance is offered only against an ace.")
         if box.hands[0].blackjack and 1 in s.profile.even_money_against:
-            raise _err("blackjack_not_insurable", "A blackjack takes even money instead of insurance.")
+            raise GameError("blackjack_not_insurable", "A blackjack takes even money instead of insurance.")
         stake = self._stake_on(box, cmd.by, 0)
         assert stake is not None
         half = (stake.amount - stake.excess) // 2
         if not 0 < cmd.amount <= half:
-            raise _err("insurance_too_large", f"Insure at most {half} (half the bet).")
+            raise GameError("insurance_too_large", f"Insure at most {half} (half the bet).")
         self._place(box, cmd.by, INSURANCE, cmd.amount, -1)
         self._answered(key)
 
@@ -912,9 +683,9 @@ class BlackjackTable:
         s = self.state
         key, box = self._offer_key(cmd)
         if key not in s.offers or not box.hands[0].blackjack:
-            raise _err("no_even_money", "Even money is offered only on a blackjack.")
+            raise GameError("no_even_money", "Even money is offered only on a blackjack.")
         if VALUE[s.dealer[0]] not in s.profile.even_money_against:
-            raise _err("no_even_money", "This house offers no even money against that card.")
+            raise GameError("no_even_money", "This house offers no even money against that card.")
         stake = self._stake_on(box, cmd.by, 0)
         assert stake is not None
         stake.settled = True
@@ -925,20 +696,20 @@ class BlackjackTable:
         s = self.state
         if cmd.role == "system":
             if s.phase != "offers":
-                raise _err("no_offer", "Nothing is on offer now.")
+                raise GameError("no_offer", "Nothing is on offer now.")
             s.offers = []
             self._answered("")
             return
         key, _box = self._offer_key(cmd)
         if key not in s.offers:
-            raise _err("no_offer", "You have no open offer on this box.")
+            raise GameError("no_offer", "You have no open offer on this box.")
         self._answered(key)
 
     def _close_offers(self, cmd: C.CloseOffers) -> None:
         s = self.state
         self._staff(cmd)
         if s.phase != "offers":
-            raise _err("no_offer", "Nothing is on offer now.")
+            raise GameError("no_offer", "Nothing is on offer now.")
         s.offers = []
         self._answered("")
 
@@ -954,7 +725,7 @@ class BlackjackTable:
     def _hit(self, cmd: C.Hit) -> None:
         box, hand = self._decision(cmd)
         if hand.split_aces:
-            raise _err("split_aces_one_card", "Split aces take one card each.")
+            raise GameError("split_aces_one_card", "Split aces take one card each.")
         s = self.state
         self._ev.append(E.Acted(box=box.number, hand=cmd.hand, action="hit", by=cmd.by))
         s.need.append(s.turn_box * 8 + cmd.hand)
@@ -969,18 +740,14 @@ class BlackjackTable:
 
     def free_double(self, hand: Hand) -> bool:
         """Free Bet: a two-card hard 9, 10 or 11 doubles on the house's chip (split hands too)."""
-        if not self.state.profile.free_bet or len(hand.cards) != 2 or hand.doubled or hand.split_aces:
+        p = self.state.profile
+        if not p.free_bet or len(hand.cards) != 2 or hand.doubled or hand.split_aces:
             return False
-        total, soft = hand_value(hand.cards)
-        return not soft and 9 <= total <= 11
+        return p.free_double(*hand_value(hand.cards))
 
     def free_split(self, box: Box, hand: Hand) -> bool:
         """Free Bet: any pair but 4s and tens splits on the house's chip."""
-        return (
-            self.state.profile.free_bet
-            and self.can_split(box, hand)
-            and VALUE[hand.cards[0]] not in (4, 10)
-        )
+        return self.can_split(box, hand) and self.state.profile.free_split(VALUE[hand.cards[0]])
 
     def can_double(self, box: Box, hand: Hand) -> bool:
         p = self.state.profile
@@ -989,15 +756,10 @@ class BlackjackTable:
             return False
         if self.free_double(hand):
             return True
-        if hand.split and not p.double_after_split:
-            return False
-        totals = p.double_totals
         if hand.tens_ace:
-            return not totals or 11 in totals
+            return p.allows_double(11, False, True)  # Campione Art. 11: the ace counts as 1
         total, soft = hand_value(cards)
-        if soft:
-            return p.double_soft and (not totals or total in totals or total - 10 in totals)
-        return not totals or total in totals
+        return p.allows_double(total - 10 if soft else total, soft, hand.split)
 
     def can_split(self, box: Box, hand: Hand) -> bool:
         p = self.state.profile
@@ -1013,7 +775,7 @@ class BlackjackTable:
     def _double(self, cmd: C.Double) -> None:
         box, hand = self._decision(cmd)
         if not self.can_double(box, hand):
-            raise _err("double_not_allowed", "This house does not allow doubling on this hand.")
+            raise GameError("double_not_allowed", "This house does not allow doubling on this hand.")
         s = self.state
         stake = self._stake_on(box, box.holder, cmd.hand)
         assert stake is not None
@@ -1030,7 +792,7 @@ class BlackjackTable:
     def _split(self, cmd: C.Split) -> None:
         box, hand = self._decision(cmd)
         if not self.can_split(box, hand):
-            raise _err("split_not_allowed", "This house does not allow splitting this hand.")
+            raise GameError("split_not_allowed", "This house does not allow splitting this hand.")
         stake = self._stake_on(box, box.holder, cmd.hand)
         assert stake is not None
         free = self.free_split(box, hand)
@@ -1072,15 +834,15 @@ class BlackjackTable:
     def _behind_check(self, cmd: Any, action: str) -> Box:
         s = self.state
         if s.phase != "play" or s.behind_action != action or not s.behind:
-            raise _err("no_behind_choice", f"No {action} is waiting for the players behind.")
+            raise GameError("no_behind_choice", f"No {action} is waiting for the players behind.")
         box = s.boxes[s.turn_box]
         if cmd.box != box.number:
-            raise _err("not_your_turn", f"The choice is about box {box.number}.")
+            raise GameError("not_your_turn", f"The choice is about box {box.number}.")
         if cmd.role == "player":
             if cmd.by not in s.behind:
-                raise _err("not_behind", "You have no bet behind waiting for this choice.")
+                raise GameError("not_behind", "You have no bet behind waiting for this choice.")
         elif cmd.role != "system":
-            raise _err("players_only", "Only the player behind chooses.")
+            raise GameError("players_only", "Only the player behind chooses.")
         return box
 
     def _behind_double(self, cmd: C.BehindDouble) -> None:
@@ -1088,7 +850,7 @@ class BlackjackTable:
         box = self._behind_check(cmd, "double")
         if cmd.role == "system":
             if cmd.accept:
-                raise _err("system_may_only_decline", "A time-out declines the double.")
+                raise GameError("system_may_only_decline", "A time-out declines the double.")
             for pl in s.behind:
                 self._ev.append(E.BehindChose(box=box.number, player=pl, choice="no double"))
             s.behind = []
@@ -1108,7 +870,7 @@ class BlackjackTable:
         hi, new = s.turn_hand, len(box.hands) - 1
         if cmd.role == "system":
             if cmd.choice != "first":
-                raise _err("system_may_only_follow_first", "A time-out follows the first hand.")
+                raise GameError("system_may_only_follow_first", "A time-out follows the first hand.")
             for pl in s.behind:
                 self._ev.append(E.BehindChose(box=box.number, player=pl, choice="first"))
             s.behind = []
@@ -1130,11 +892,11 @@ class BlackjackTable:
         s = self.state
         self._staff(cmd)
         if s.phase not in ROUND_PHASES:
-            raise _err("no_round", "No round is being dealt.")
+            raise GameError("no_round", "No round is being dealt.")
         if cmd.boxes:
             boxes = [s.boxes[self._box_index(n)] for n in cmd.boxes]
             if len(set(cmd.boxes)) != len(cmd.boxes):
-                raise _err("no_such_box", "A box is listed twice.")
+                raise GameError("no_such_box", "A box is listed twice.")
         else:
             boxes = list(s.boxes)
         if len(boxes) == len(s.boxes):
@@ -1149,59 +911,14 @@ class BlackjackTable:
         if tb is not None and id(tb) in voided:
             s.behind = []
             s.behind_action = ""
+        if s.phase == "offers":
+            # A void box's stakes are returned: its insurance / even money offers lapse.
+            gone = {f"@{b.number}" for b in boxes}
+            s.offers = [k for k in s.offers if k[k.rindex("@"):] not in gone]
+            if not s.offers:
+                self._answered("")
+                return
         self._run()
-
-    def _burn(self, cmd: C.BurnCard) -> None:
-        s = self.state
-        self._staff(cmd)
-        if s.phase != "play":
-            raise _err("burn_not_allowed_now", "Only a card turned during the players' drawing is burned.")
-        if s.live:
-            if cmd.card is None:
-                raise _err("card_missing", "Say which card was burned.")
-            self._check_live_card(cmd.card)
-            card = cmd.card
-            if s.exposed >= 0:
-                s.exposed = -1
-            else:
-                s.left[card] -= 1
-        else:
-            if cmd.card is not None:
-                raise _err("not_live", "On an RNG table the next card of the shoe is burned.")
-            if s.pos >= len(s.order):
-                raise _err("shoe_empty", "No card is left to burn.")
-            card = self._draw()
-        self._ev.append(E.CardBurned(by=cmd.by, card=card))
-
-    def _expose(self, cmd: C.ExposeCard) -> None:
-        s = self.state
-        self._staff(cmd)
-        if s.phase not in ("play", "dealer"):
-            raise _err("expose_not_allowed_now", "A misdrawn card is handled during the drawing.")
-        if s.exposed >= 0:
-            raise _err("card_already_exposed", "A card is already lying face up.")
-        if s.live:
-            if cmd.card is None:
-                raise _err("card_missing", "Say which card was drawn.")
-            self._check_live_card(cmd.card)
-            s.left[cmd.card] -= 1
-            card = cmd.card
-        else:
-            if cmd.card is not None:
-                raise _err("not_live", "On an RNG table the next card of the shoe is the one drawn.")
-            if s.pos >= len(s.order):
-                raise _err("shoe_empty", "No card is left.")
-            if s.pos == s.cut_index:
-                self._cut_card_out()
-            card = s.order[s.pos]
-        s.exposed = card
-        self._ev.append(E.CardExposed(by=cmd.by, card=card))
-
-
-def _blazing_reason(r: J.BlazingResult) -> str:
-    what = {"": "no 7", "one_seven": "one 7", "two_sevens": "two 7s", "three_sevens": "three 7s",
-            "minor": "minor jackpot, paid by the pool", "major": "major jackpot, paid by the pool"}[r.line]
-    return f"blazing 7s: {what}" + (f" + envy bonus {r.envy}" if r.envy else "")
 
 
 _HANDLERS = {

@@ -1,6 +1,6 @@
 import pytest
 
-from blackjack.cards import VALUE, card_name, full_shoe, hand_value, hard_total, is_blackjack, parse_card
+from blackjack.cards import VALUE, card_name, full_shoe, hand_value, is_blackjack, is_red, parse_card
 
 
 def cards(text):
@@ -28,8 +28,8 @@ def test_hand_values(hand, total, soft):
     assert hand_value(cards(hand)) == (total, soft)
 
 
-def test_hard_total_counts_aces_as_one():
-    assert hard_total(cards("AS AH 9D")) == 11
+def test_hearts_and_diamonds_are_red():
+    assert [is_red(c) for c in cards("AS AH AD AC")] == [False, True, True, False]
 
 
 def test_blackjack_needs_two_cards():

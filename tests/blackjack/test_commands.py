@@ -167,3 +167,70 @@ def test_seats(table):
     h.do(C.WithdrawBet(by="p1", box=1))
     assert list(h.voided().values())[0].reason == "withdrawn"
     refused(h, C.CloseBets(**CROUPIER), "no_bets")
+
+
+# -- audit fixes (2026-11-21) ----------------------------------------------------------------
+
+
+def test_voiding_a_box_during_the_offers_withdraws_its_offers(table):
+    # Campione, dealer's ace up: p1 has a blackjack (A K, even money on offer), p2 17 (9 8).
+    h = table("campione", "A 9 A K 8 7")
+    two_boxes(h)
+    assert sorted(h.s.offers) == ["p1@1", "p2@2"]
+    h.do(C.VoidRound(**CROUPIER, reason="box 1 dealt in error", boxes=[1]))
+    assert h.s.offers == ["p2@2"]
+    # The void stake can be neither paid even money nor insured (it was settled twice before).
+    refused(h, C.EvenMoney(by="p1", box=1), "no_even_money")
+    refused(h, C.Insure(by="p1", box=1, amount=500), "no_offer")
+    h.do(C.DeclineOffer(by="p2", box=2))
+    h.act("p2", C.Stand, 2)  # 17 against A 7 = soft 18
+    assert [v.amount for v in h.voided().values()] == [1000]
+    assert h.net("p2") == -1000 and h.net("p1") == 0
+    assert len(h.settled()) == 1
+
+
+def test_voiding_the_last_box_with_an_offer_starts_the_play(table):
+    h = table("campione", "A 9 A K 8 7")
+    two_boxes(h)
+    h.do(C.DeclineOffer(by="p2", box=2))
+    h.do(C.VoidRound(**CROUPIER, boxes=[1]))
+    assert h.s.phase == "play" and h.of(E.OffersClosed) and h.of(E.Turn)[-1].box == 2
+
+
+def test_a_misdrawn_card_nobody_took_leaves_the_shoe(table):
+    # The 3 drawn by mistake was seen; the round is then voided: the next round starts
+    # with the card after it (the K), never with the 3.
+    h = table("campione", "10 10 7 9 5 3 K 2")
+    two_boxes(h)
+    h.do(C.ExposeCard(**CROUPIER))
+    h.do(C.VoidRound(**CROUPIER))
+    n = len(h.of(E.CardDealt))
+    two_boxes(h)
+    assert h.of(E.CardDealt)[n].card == parse_card("KS")
+
+
+def test_titano_and_lugano_burn_a_misdrawn_card_in_any_phase(table):
+    # Titano Art. 17: a card drawn by mistake and seen is burned, never offered (Campione
+    # Art. 24 offers it). Here it is burned during the insurance offer, before the drawing.
+    h = table("titano", "9 A 7 5 2 10")
+    h.bet("p1", 1)
+    h.close()
+    assert h.s.phase == "offers"
+    refused(h, C.ExposeCard(**CROUPIER), "misdrawn_card_burned")
+    h.do(C.BurnCard(**CROUPIER))
+    h.do(C.DeclineOffer(by="p1", box=1))
+    h.act("p1", C.Hit, 1)  # 16 + 10: bust
+    assert h.of(E.CardBurned) == [E.CardBurned(by="c1", card=parse_card("2S"))]
+    assert h.net("p1") == -1000
+    lugano = table("lugano", "9 A 7")
+    lugano.bet("p1", 1)
+    lugano.close()
+    refused(lugano, C.ExposeCard(**CROUPIER), "misdrawn_card_burned")
+
+
+def test_campione_burns_a_turned_card_only_during_the_drawing(table):
+    # Campione Art. 17: during the deal and the offers a turned card keeps its validity.
+    h = table("campione", "9 8 A 7 5 2")
+    two_boxes(h)
+    assert h.s.phase == "offers"
+    refused(h, C.BurnCard(**CROUPIER), "burn_not_allowed_now")

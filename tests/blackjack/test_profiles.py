@@ -13,18 +13,18 @@ EXPECTED = {
         double_totals=[9, 10, 11], double_soft=False, double_after_split=True, max_split_hands=2,
         resplit_aces=False, split_tens_ace_continues=True, max_applies_to="person_per_box",
         lone_player_min_boxes=2, crowded_at=7, button=False, void_round_on_short_shoe=False,
-        max_to_min_ratio=10, max_bet_cap=500000,
+        max_to_min_ratio=10, max_bet_cap=500000, misdrawn_card="offer",
     ),
     "titano": dict(
         decks=6, dealer_second_card="face_down", dealer_blackjack_takes="all", even_money_against=[1, 10],
         double_totals=[], double_soft=True, double_after_split=True, max_split_hands=4, resplit_aces=False,
         split_tens_ace_continues=False, max_applies_to="box", places_behind=0, button=True,
-        void_round_on_short_shoe=True,
+        void_round_on_short_shoe=True, misdrawn_card="burn",
     ),
     "lugano": dict(
         decks=6, dealer_second_card="after_players", dealer_blackjack_takes="all", even_money_against=[1],
         double_totals=[], double_soft=True, double_after_split=True, max_split_hands=4, resplit_aces=True,
-        max_applies_to="box_with_behind", places_behind=2, button=False,
+        max_applies_to="box_with_behind", places_behind=2, button=False, misdrawn_card="burn",
     ),
 }
 

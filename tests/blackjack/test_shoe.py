@@ -211,3 +211,50 @@ def test_chips_over_the_maximum_on_a_live_felt_art_9(table, second, hole, settle
     assert h.s.phase == "betting"
     (w,) = h.settled().values()
     assert (w.stake, w.returned, w.won) == settled
+
+
+def _titano_round(h):
+    h.bet("p1", 2)
+    h.bet("p2", 5)
+    h.close()
+    stand_all(h)
+
+
+def test_titano_offers_the_cut_to_the_player_at_the_button_art_4(table):
+    # p1 sits at box 2, p2 at box 5. The button starts at box 7 and moves after each round
+    # to the next player clockwise: 2, then 5.
+    h = table("titano", "10 10 9 9 8 8 " * 2)
+    h.do(C.Sit(by="p1", box=2))
+    h.do(C.Sit(by="p2", box=5))
+    _titano_round(h)
+    assert h.s.button == 2
+    h.bet("p1", 2)
+    h.bet("p2", 5)
+    h.close()
+    h.do(C.Reshuffle(**CROUPIER))  # the shoe ends after this round
+    stand_all(h)
+    assert h.s.button == 5 and h.s.phase == "shuffle" and h.s.cut_entitled == "p2"
+    assert h.of(E.ShoeEnded)[-1] == E.ShoeEnded(cut_entitled="p2")
+    # A shoe ended between rounds: the cut still goes to the button (before the fix, to
+    # nobody: the staff cut).
+    h2 = table("titano", "10 10 9 9 8 8")
+    h2.do(C.Sit(by="p1", box=2))
+    h2.do(C.Sit(by="p2", box=5))
+    _titano_round(h2)
+    h2.do(C.Reshuffle(**CROUPIER))
+    assert h2.s.phase == "shuffle" and h2.s.cut_entitled == "p1"
+    h2.do(C.Shuffle(**CROUPIER, order=shuffle_order(h2.profile, SeededRng(2))))
+    refused(h2, C.Cut(**CROUPIER, at=50), "not_entitled_to_cut")
+    h2.do(C.Cut(by="p1", at=50))
+
+
+def test_the_commitment_hashes_a_salt_with_the_order():
+    # sha256(salt || order bytes), worked out with hashlib directly.
+    import hashlib
+
+    p = builtin("campione")
+    order = shuffle_order(p, SeededRng(4))
+    t = BlackjackTable("t", p, min_bet=1000, max_bet=10000)
+    ev = t.handle(C.Shuffle(**CROUPIER, order=order, salt="9f2c"))
+    assert ev[0].commitment == hashlib.sha256(b"9f2c" + bytes(order)).hexdigest()
+    assert ev[0].commitment != commitment(order)

@@ -117,3 +117,34 @@ def test_a_voided_free_chip_returns_nothing(table):
     h.act("p1", C.Split, 1)
     h.do(C.VoidRound(by="c1", role="croupier", reason="misdeal"))
     assert sorted(v.amount for v in h.voided()) == [0, 1000]
+
+
+# -- the computed Free Bet strategy (not typed in) ------------------------------------------
+
+
+def _act(hand, up, can_double=True, can_split=True):
+    from blackjack.cards import parse_card
+    from blackjack.strategy import strategy_for
+
+    cards = [parse_card(c) for c in hand.split()]
+    return strategy_for(free_bet_profile()).action(cards, parse_card(up), can_double, can_split)
+
+
+def test_free_bet_strategy_takes_the_free_chips_where_they_pay():
+    assert _act("5S 5H", "6D") == "D"  # 5s: the free double on 10 beats two free-split 5s
+    assert _act("9S 9H", "7D") == "P"  # 18 would stand; the free chip on a second hand is worth more
+    assert _act("8S 8H", "10D") == "P"  # ENHC chart hits 16 v 10; the free split costs nothing extra
+    assert _act("6S 3H", "AD") == "D"  # free double on hard 9 even against an ace
+    assert _act("4S 4H", "6D") == "P" and _act("4S 4H", "7D") == "H"  # 4s split with real chips
+    assert _act("10S QH", "6D") == "S"  # tens are never split
+
+
+def test_free_bet_strategy_plays_for_the_push_on_22():
+    # A dealer 22 pushes: standing on a stiff gains less, so 12 hits even against a 4-6
+    # (the ordinary chart stands there), and soft doubles shrink.
+    from blackjack.profiles import builtin
+    from blackjack.strategy import strategy_for
+
+    assert _act("10S 2H", "4D") == "H"
+    assert strategy_for(builtin("lugano")).chart()["hard 12"][2] == "S"
+    assert _act("AS 6H", "3D") == "H"  # soft 17 v 3: the ordinary chart doubles

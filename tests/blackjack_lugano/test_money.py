@@ -5,7 +5,6 @@ in-memory reference ledger: every currency sums to zero, nothing is overdrawn, n
 is left pending between rounds, each jackpot account holds exactly its meter, every
 wager is closed exactly once, and a refused command changes nothing."""
 
-import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -40,10 +40,13 @@ def test_dealer_outcomes_and_push_22():
     d = dealer_finals(6, False)
     assert sum(d.values()) == 1
     assert d["blackjack"] == F(2 * 24 * 96, ORDERED2)
-    # All busts together are close to the infinite-deck figure the strategy computes.
-    inf_bust = sum(dealer_outcomes(up, False)[1][22] * (1 - dealer_outcomes(up, False)[0]) * (4 if up == 10 else 1)
-                   for up in range(1, 11)) / 13
+    # All busts, and exactly 22, are close to the infinite-deck figures the strategy
+    # computes (an independent implementation; they differ only by the finite shoe).
+    inf = [(dealer_outcomes(up, False), 4 if up == 10 else 1) for up in range(1, 11)]
+    inf_bust = sum((dist[22] + dist[23]) * (1 - pbj) * k for (pbj, dist), k in inf) / 13
+    inf_22 = sum(dist[22] * (1 - pbj) * k for (pbj, dist), k in inf) / 13
     assert abs(float(d["22"] + d["23+"]) - inf_bust) < 0.003
+    assert abs(float(d["22"]) - inf_22) < 0.001
     p22 = side_bet_report(builtin("lugano")).push_22
     assert p22.rtp == 12 * d["22"]
     assert d == dealer_finals(6, False) and dealer_finals(6, True)["17"] < d["17"]  # H17 draws on soft 17
