@@ -21,7 +21,8 @@ from games.db.migrate import migrate
 def pg_url():
     url = os.environ.get("DATABASE_URL")
     if url:
-        return url
+        yield url
+        return
     root = PROJECT_DIR / ".casino" / "test-runs"
     root.mkdir(parents=True, exist_ok=True)
     for old in root.iterdir():

@@ -1,0 +1,85 @@
+"""The websocket protocol as an AsyncAPI 3.0 document, generated from the msgspec types
+(``msgspec.json.schema_components``), never typed in by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from server import protocol
+from server.kinds import KINDS
+
+_CLIENT = [protocol.Auth, protocol.Subscribe, protocol.Unsubscribe, protocol.Play, protocol.Ping]
+_SERVER = [protocol.Accepted, protocol.Rejected, protocol.Snapshot, protocol.Event, protocol.Error,
+           protocol.Heartbeat, protocol.Pong]
+
+
+def document() -> dict[str, Any]:
+    types: list[Any] = [*_CLIENT, *_SERVER, protocol.ServerEvent]
+    games = sorted(KINDS.items())
+    for _, k in games:
+        types += [k.command_type, k.event_type]
+    schemas, components = msgspec.json.schema_components(types, ref_template="#/components/schemas/{name}")
+    messages: dict[str, Any] = {}
+    for t in _CLIENT + _SERVER:
+        name = t.__name__
+        messages[name] = {
+            "name": t.__struct_config__.tag,
+            "title": name,
+            "summary": (t.__doc__ or "").strip().split("\n")[0],
+            "payload": {"$ref": f"#/components/schemas/{name}"},
+        }
+    offset = len(_CLIENT) + len(_SERVER) + 1
+    game_docs = {}
+    for i, (name, _) in enumerate(games):
+        game_docs[name] = {"commands": schemas[offset + 2 * i], "events": schemas[offset + 2 * i + 1]}
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "casino websocket protocol",
+            "version": "1",
+            "description": (
+                "One connection per client at /ws, authenticated with 'Authorization: Bearer <token>' "
+                "(or ?token=). Every client command carries a client id 'cid' and is answered by "
+                "'accepted' or 'rejected' (stable 'code'); a retried cid is answered again, never "
+                "applied twice. 'play' carries a game command in that game's format (see "
+                "x-game-commands). Table events carry the table's 'seq': 'subscribe' gives a "
+                "'snapshot' then every later event; 'subscribe' with 'since' resumes exactly after it. "
+                f"Close codes: {protocol.CLOSE_UNAUTHORIZED} unauthorized, {protocol.CLOSE_TOKEN_EXPIRED} "
+                f"token expired, {protocol.CLOSE_TOO_SLOW} client too slow (its queue overflowed)."
+            ),
+        },
+        "channels": {
+            "ws": {
+                "address": "/ws",
+                "messages": {n: {"$ref": f"#/components/messages/{n}"} for n in messages},
+            }
+        },
+        "operations": {
+            "clientSends": {
+                "action": "receive",
+                "channel": {"$ref": "#/channels/ws"},
+                "messages": [{"$ref": f"#/channels/ws/messages/{t.__name__}"} for t in _CLIENT],
+            },
+            "serverSends": {
+                "action": "send",
+                "channel": {"$ref": "#/channels/ws"},
+                "messages": [{"$ref": f"#/channels/ws/messages/{t.__name__}"} for t in _SERVER],
+            },
+        },
+        "components": {"schemas": components, "messages": messages},
+        "x-game-commands": {n: d["commands"] for n, d in game_docs.items()},
+        "x-game-events": {n: d["events"] for n, d in game_docs.items()},
+        "x-server-events": schemas[len(_CLIENT) + len(_SERVER)],
+    }
+
+
+_cached: bytes | None = None
+
+
+def document_json() -> bytes:
+    global _cached
+    if _cached is None:
+        _cached = msgspec.json.encode(document())
+    return _cached

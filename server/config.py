@@ -1,0 +1,67 @@
+"""Server settings, read once from the environment."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from games.db.embedded import PROJECT_DIR
+
+
+def _secret() -> str:
+    """CASINO_JWT_SECRET, else a secret kept in .casino/ so tokens survive a restart."""
+    env = os.environ.get("CASINO_JWT_SECRET")
+    if env:
+        return env
+    path = PROJECT_DIR / ".casino" / "jwt-secret"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(48))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+@dataclass
+class Settings:
+    database_url: str | None = None  # None: DATABASE_URL or the embedded PostgreSQL
+    jwt_secret: str = field(default_factory=_secret)
+    token_minutes: int = 12 * 60
+    # Seconds: betting window on RNG tables, a player's decision time, pause between rounds.
+    betting_seconds: float = 15.0
+    decision_seconds: float = 20.0
+    pause_seconds: float = 3.0
+    heartbeat_seconds: float = 15.0
+    # A socket whose unsent frames pass this is closed (4008): it never slows a table.
+    send_queue_frames: int = 2000
+    max_frame_bytes: int = 16 * 1024
+    # Identifies this process in table_owners; leases are renewed every lease_seconds / 3.
+    owner_id: str = field(default_factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
+    lease_seconds: float = 15.0
+    demo: bool = False  # create the demo tables and accounts on a fresh database
+    bots: bool = False  # and start bots that play at them
+    public_url: str = "http://127.0.0.1:8000"
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        def num(name: str, default: float) -> float:
+            return float(os.environ.get(name, default))
+
+        s = cls(
+            database_url=os.environ.get("DATABASE_URL") or None,
+            token_minutes=int(num("CASINO_TOKEN_MINUTES", 12 * 60)),
+            betting_seconds=num("CASINO_BETTING_SECONDS", 15.0),
+            decision_seconds=num("CASINO_DECISION_SECONDS", 20.0),
+            pause_seconds=num("CASINO_PAUSE_SECONDS", 3.0),
+            heartbeat_seconds=num("CASINO_HEARTBEAT_SECONDS", 15.0),
+            send_queue_frames=int(num("CASINO_SEND_QUEUE_FRAMES", 2000)),
+            lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
+        )
+        for k, v in overrides.items():
+            setattr(s, k, v)
+        return s
+
+
+def project_path(*parts: str) -> Path:
+    return PROJECT_DIR.joinpath(*parts)

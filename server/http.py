@@ -1,0 +1,366 @@
+"""HTTP: accounts and the cashier, tables, balances, a player's rounds and round recall.
+
+Every refusal is a GameError, turned into problem details by ``server.problems``; every
+admin, cashier and credit action is written to the audit log in the same transaction.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import msgspec
+from litestar import Controller, Request, get, post, put
+from litestar.params import Parameter
+
+from games.errors import GameError
+from games.ledger import accounts
+from games.ledger.accounts import Kind
+from games.money import currency as currency_of
+from server import audit, store
+from server.auth import MANAGER_ROLES, ROLES, Principal, require_roles
+from server.kinds import KINDS
+from server.kinds.base import TableInfo
+from server.protocol import Rejected
+
+
+def _ctx(request: Request) -> Any:
+    return request.app.state.ctx
+
+
+# ---- auth ------------------------------------------------------------------------------
+
+
+class Login(msgspec.Struct):
+    user: str
+    password: str
+
+
+class Register(msgspec.Struct):
+    user: str
+    password: str
+    currency: str = "CHF"
+
+
+class TokenOut(msgspec.Struct):
+    token: str
+    expires_at: str
+    user: str
+    role: str
+
+
+def _token_for(request: Request, who: Principal) -> TokenOut:
+    ctx = _ctx(request)
+    minutes = ctx.settings.token_minutes
+    token = ctx.jwt_auth.create_token(identifier=who.id, token_expiration=timedelta(minutes=minutes),
+                                      token_extras={"role": who.role})
+    expires = datetime.now(timezone.utc) + timedelta(minutes=minutes)
+    return TokenOut(token, expires.isoformat(), who.id, who.role)
+
+
+class AuthController(Controller):
+    path = "/auth"
+    tags = ["auth"]
+
+    @post("/login", status_code=200, summary="Log in: a bearer token for HTTP and the websocket")
+    async def login(self, request: Request, data: Login) -> TokenOut:
+        async with _ctx(request).pool.acquire() as conn:
+            who = await store.authenticate(conn, data.user, data.password)
+        return _token_for(request, who)
+
+    @post("/register", status_code=201, summary="Open a player account (wallet in the given currency)")
+    async def register(self, request: Request, data: Register) -> TokenOut:
+        ctx = _ctx(request)
+        currency_of(data.currency)
+        async with ctx.pool.acquire() as conn:
+            async with conn.transaction():
+                who = await store.create_user(conn, data.user, data.password, "player", data.currency)
+        await ctx.open_wallet(who)
+        return _token_for(request, who)
+
+
+# ---- accounts and the cashier ----------------------------------------------------------
+
+
+class NewAccount(msgspec.Struct):
+    user: str
+    password: str
+    role: str
+    currency: str = "CHF"
+
+
+class Me(msgspec.Struct):
+    id: str
+    role: str
+    currency: str
+    balance: Any = None
+
+
+class CashierOp(msgspec.Struct):
+    user: str
+    amount: int  # minor units (CHF 5.00 == 500)
+    id: str = ""  # the receipt id: a retry with the same id is not paid twice
+    currency: str = ""
+
+
+class CreditOp(msgspec.Struct):
+    user: str
+    limit: int
+    id: str = ""
+    currency: str = ""
+
+
+class AccountsController(Controller):
+    path = "/"
+    tags = ["accounts"]
+
+    @get("/me", summary="Who I am and my balance")
+    async def me(self, request: Request[Principal, Any, Any]) -> Me:
+        who = request.user
+        bal = None
+        if who.role == "player":
+            bal = await _ctx(request).ledger.balance(accounts.wallet(who.id, who.currency))
+        return Me(who.id, who.role, who.currency, bal)
+
+    @post("/accounts", guards=[require_roles(*MANAGER_ROLES)], summary="Create an account of any role")
+    async def create_account(self, request: Request[Principal, Any, Any], data: NewAccount) -> Me:
+        ctx = _ctx(request)
+        if data.role not in ROLES:
+            raise GameError("unknown_role", f"Roles are: {', '.join(ROLES)}.")
+        if data.role == "admin" and request.user.role != "admin":
+            raise GameError("forbidden", "Only an admin creates admins.")
+        currency_of(data.currency)
+        async with ctx.pool.acquire() as conn:
+            async with conn.transaction():
+                who = await store.create_user(conn, data.user, data.password, data.role, data.currency)
+                await audit.record(conn, request.user, "account.create", who.id, {"role": who.role})
+        if who.role == "player":
+            await ctx.open_wallet(who)
+        return Me(who.id, who.role, who.currency)
+
+    @get("/accounts", guards=[require_roles("inspector", *MANAGER_ROLES)], summary="All accounts")
+    async def list_accounts(self, request: Request) -> list[Principal]:
+        async with _ctx(request).pool.acquire() as conn:
+            return await store.list_users(conn)
+
+    @get("/accounts/{user:str}/balance", summary="A wallet's balance (your own, or staff)")
+    async def balance(self, request: Request[Principal, Any, Any], user: str) -> Any:
+        ctx = _ctx(request)
+        if user != request.user.id and request.user.role not in ("inspector", *MANAGER_ROLES):
+            raise GameError("forbidden", "You may see only your own balance.")
+        who = await ctx.user(user)
+        return await ctx.ledger.balance(accounts.wallet(who.id, who.currency))
+
+    @get("/accounts/{user:str}/statement", summary="A wallet's history (your own, or staff)")
+    async def statement(self, request: Request[Principal, Any, Any], user: str,
+                        limit: int = Parameter(default=100, ge=1, le=1000)) -> Any:
+        ctx = _ctx(request)
+        if user != request.user.id and request.user.role not in ("inspector", *MANAGER_ROLES):
+            raise GameError("forbidden", "You may see only your own statement.")
+        who = await ctx.user(user)
+        return await ctx.ledger.statement(accounts.wallet(who.id, who.currency), limit=limit)
+
+    @post("/cashier/deposit", status_code=200, guards=[require_roles(*MANAGER_ROLES)],
+          summary="Chips bought at the cashier")
+    async def deposit(self, request: Request[Principal, Any, Any], data: CashierOp) -> Any:
+        return await self._cashier(request, data, "deposit")
+
+    @post("/cashier/cash-out", status_code=200, guards=[require_roles(*MANAGER_ROLES)],
+          summary="Chips cashed out at the cashier")
+    async def cash_out(self, request: Request[Principal, Any, Any], data: CashierOp) -> Any:
+        return await self._cashier(request, data, "cash_out")
+
+    async def _cashier(self, request: Request[Principal, Any, Any], data: CashierOp, what: str) -> Any:
+        ctx = _ctx(request)
+        who = await ctx.user(data.user)
+        cur = data.currency or who.currency
+        op_id = data.id or f"{what}-{secrets.token_hex(8)}"
+        if what == "deposit" and who.role == "player":
+            await ctx.ledger.open_account(accounts.wallet(who.id, cur), cur, Kind.WALLET)
+        fn = ctx.ledger.deposit if what == "deposit" else ctx.ledger.cash_out
+        receipt = await fn(who.id, cur, data.amount, op_id)
+        await audit.record(ctx.pool, request.user, f"cashier.{what}", who.id,
+                           {"amount": data.amount, "currency": cur, "id": op_id})
+        return receipt
+
+    @post("/credit", status_code=200, guards=[require_roles("inspector")],
+          summary="Grant a credit line (Art. 16: inspector's approval)")
+    async def credit(self, request: Request[Principal, Any, Any], data: CreditOp) -> Any:
+        ctx = _ctx(request)
+        who = await ctx.user(data.user)
+        cur = data.currency or who.currency
+        op_id = data.id or f"credit-{secrets.token_hex(8)}"
+        grant = await ctx.ledger.grant_credit(accounts.wallet(who.id, cur), data.limit, request.user.id, op_id)
+        await audit.record(ctx.pool, request.user, "credit.grant", who.id,
+                           {"limit": data.limit, "currency": cur, "id": op_id})
+        return grant
+
+    @get("/ledger/check", guards=[require_roles("inspector", *MANAGER_ROLES)],
+         summary="Verify the ledger; a pending hold must be a wager some table still has in play")
+    async def ledger_check(self, request: Request) -> Any:
+        ctx = _ctx(request)
+        refs = {r[0] for r in await ctx.pool.fetch("SELECT unnest(open_refs) FROM table_state")}
+        return await ctx.ledger.check_report(open_refs=refs)
+
+    @get("/audit", guards=[require_roles("inspector", *MANAGER_ROLES)], summary="The audit log, newest first")
+    async def audit_log(self, request: Request, target: str | None = None,
+                        limit: int = Parameter(default=200, ge=1, le=5000)) -> list[audit.AuditEntry]:
+        return await audit.entries(_ctx(request).pool, target=target, limit=limit)
+
+
+# ---- tables ----------------------------------------------------------------------------
+
+
+class NewTable(msgspec.Struct):
+    game: str
+    profile: str
+    mode: str = "rng"
+    currency: str = ""  # "" = the house profile's currency
+    name: str = ""
+    id: str = ""
+    settings: dict[str, Any] = {}
+
+
+class TableOut(msgspec.Struct):
+    id: str
+    game: str
+    profile: str
+    mode: str
+    currency: str
+    name: str
+    settings: dict[str, Any]
+    staff: list[str]
+    running: bool
+    seq: int
+
+
+class StaffOp(msgspec.Struct):
+    user: str
+
+
+class LimitsChange(msgspec.Struct):
+    """New limits from the next round: minimum and maximum (blackjack), minimum and
+    maxima per combination kind (roulette: plein, cheval, ..., simple)."""
+
+    minimum: int
+    maximum: int | None = None
+    maxima: dict[str, int] | None = None
+    reason: str = ""
+
+
+_TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,40}$")
+
+
+def _table_out(ctx: Any, info: TableInfo) -> TableOut:
+    rt = ctx.manager.runtimes.get(info.id)
+    return TableOut(info.id, info.game, info.profile, info.mode, info.currency, info.name, info.settings,
+                    info.staff, rt is not None and not rt.stopped, rt.seq if rt else 0)
+
+
+class TablesController(Controller):
+    path = "/tables"
+    tags = ["tables"]
+
+    @get("/", summary="All tables")
+    async def list_tables(self, request: Request) -> list[TableOut]:
+        ctx = _ctx(request)
+        return [_table_out(ctx, i) for i in ctx.manager.infos.values()]
+
+    @get("/games", summary="Games and house profiles this server runs")
+    async def games(self) -> dict[str, list[str]]:
+        return {name: list(k.profiles) for name, k in KINDS.items()}
+
+    @post("/", guards=[require_roles(*MANAGER_ROLES)], summary="Open a table from a house profile")
+    async def create(self, request: Request[Principal, Any, Any], data: NewTable) -> TableOut:
+        ctx = _ctx(request)
+        info = await ctx.create_table(request.user, data.game, data.profile, data.mode, data.currency,
+                                      data.name, data.settings, data.id)
+        return _table_out(ctx, info)
+
+    @get("/{table_id:str}", summary="A table and what you may see of it")
+    async def show(self, request: Request[Principal, Any, Any], table_id: str) -> dict[str, Any]:
+        ctx = _ctx(request)
+        rt = ctx.manager.runtime(table_id)
+        seq, view = rt.snapshot_view(request.user)
+        return {"table": _table_out(ctx, rt.info), "seq": seq, "view": view}
+
+    @post("/{table_id:str}/staff", guards=[require_roles(*MANAGER_ROLES)],
+          summary="Assign a croupier or chef de table to this table")
+    async def add_staff(self, request: Request[Principal, Any, Any], table_id: str, data: StaffOp) -> TableOut:
+        ctx = _ctx(request)
+        info = ctx.manager.info(table_id)
+        who = await ctx.user(data.user)
+        if who.role not in ("croupier", "chef"):
+            raise GameError("not_staff", f"{who.id} is a {who.role}, not a croupier or chef de table.")
+        async with ctx.pool.acquire() as conn:
+            async with conn.transaction():
+                await store.assign_staff(conn, table_id, who.id)
+                await audit.record(conn, request.user, "table.staff", table_id, {"user": who.id})
+        await ctx.manager.refresh_staff(table_id)
+        return _table_out(ctx, info)
+
+    @get("/{table_id:str}/limits", summary="Every version of the table's limits, from which round each applies")
+    async def limits(self, request: Request, table_id: str) -> Any:
+        ctx = _ctx(request)
+        ctx.manager.info(table_id)
+        return await ctx.limits.history(table_id)
+
+    @put("/{table_id:str}/limits", guards=[require_roles("chef", *MANAGER_ROLES)],
+         summary="Change the limits from the next round (announced to everyone at the table)")
+    async def change_limits(self, request: Request[Principal, Any, Any], table_id: str, data: LimitsChange) -> Any:
+        ctx = _ctx(request)
+        rt = ctx.manager.runtime(table_id)
+        if request.user.role == "chef" and request.user.id not in rt.info.staff:
+            raise GameError("not_your_table", f"You are not assigned to table {table_id}.")
+        command = rt.kind.limits_command(rt.kind.load(rt.committed), request.user, data.minimum, data.maximum,
+                                         data.maxima, data.reason)
+        answer = await rt.submit(request.user, f"http-limits-{secrets.token_hex(8)}", command)
+        if isinstance(answer, Rejected):
+            raise GameError(answer.code, answer.message)
+        return {"seq": answer.seq, "limits": await ctx.limits.current(table_id)}
+
+    @get("/{table_id:str}/rounds/{round_id:str}", summary="The full recall of a round, step by step")
+    async def recall(self, request: Request[Principal, Any, Any], table_id: str, round_id: str) -> list[store.RoundStep]:
+        ctx = _ctx(request)
+        info = ctx.manager.info(table_id)
+        who = request.user
+        async with ctx.pool.acquire() as conn:
+            if who.role == "player" and not await store.played_round(conn, who.id, table_id, round_id):
+                raise GameError("forbidden", "You may recall only the rounds you played.")
+            if who.role in ("croupier", "chef") and who.id not in info.staff:
+                raise GameError("not_your_table", f"You are not assigned to table {table_id}.")
+            steps = await store.round_steps(conn, table_id, round_id)
+        if not steps:
+            raise GameError("unknown_round", f"No round {round_id!r} at table {table_id}.")
+        return steps
+
+
+class RoundsController(Controller):
+    path = "/rounds"
+    tags = ["rounds"]
+
+    @get("/", summary="The rounds a player played, newest first")
+    async def mine(self, request: Request[Principal, Any, Any], user: str | None = None,
+                   limit: int = Parameter(default=100, ge=1, le=1000)) -> list[store.RoundRef]:
+        who = request.user
+        target = user or who.id
+        if target != who.id and who.role not in ("inspector", *MANAGER_ROLES):
+            raise GameError("forbidden", "You may see only your own rounds.")
+        async with _ctx(request).pool.acquire() as conn:
+            return await store.player_rounds(conn, target, limit)
+
+
+def table_id_for(given: str, game: str, profile: str, taken: set[str]) -> str:
+    if given:
+        if not _TABLE_ID.match(given):
+            raise GameError("invalid_table_id", "A table id is 2-41 lowercase letters, digits or '-'.")
+        return given
+    n = 1
+    while f"{profile}-{game}-{n}" in taken:
+        n += 1
+    return f"{profile}-{game}-{n}"
+
+
+ROUTES = [AuthController, AccountsController, TablesController, RoundsController]

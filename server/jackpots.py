@@ -1,0 +1,111 @@
+"""Linked jackpot pools (Blazing 7s): the server forwards each table's round to its pool.
+
+A table emits ``JackpotRoundStarted`` (the deal began) and ``JackpotRoundReport`` (stakes
+and hits after the deal); here they become the pool engine's ``Enter`` / ``Report``, in the
+table's own commit transaction with the pool row locked, and the pool's money events
+become ledger transfers (``blackjack.jackpot_ledger``) in that same transaction. The
+pool's events join the table's event stream (players see their jackpot paid), and its new
+meters are relayed to every linked table running here as a ``jackpot_meters`` command.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+
+from games.errors import GameError
+from games.ledger import accounts
+from games.ledger.accounts import Kind
+
+log = logging.getLogger("casino.jackpots")
+
+
+def _pool_module():
+    from blackjack import jackpot as J
+    from blackjack import jackpot_ledger
+
+    return J, jackpot_ledger
+
+
+def config_of(engine: Any) -> Any:
+    """The table's Blazing 7s configuration, or None."""
+    profile = getattr(getattr(engine, "state", None), "profile", None)
+    return getattr(profile, "blazing_7s", None)
+
+
+async def _open_accounts(ctx: Any, conn: Any, name: str, currency: str) -> None:
+    for level in ("minor", "major"):
+        await ctx.ledger.open_account(accounts.jackpot(f"{name}-{level}", currency), currency, Kind.JACKPOT,
+                                      conn=conn)
+
+
+async def _load(ctx: Any, conn: Any, cfg: Any, table: str) -> tuple[Any, list[Any]]:
+    """The pool, locked for this transaction; opened (seeded by ``table``'s bank) if new."""
+    J, _ = _pool_module()
+    row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
+    if row is not None:
+        return J.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=J.PoolState)), []
+    pool = J.JackpotPool(cfg)
+    events = pool.handle(J.Open(table=table))
+    mine = await conn.fetchval(
+        "INSERT INTO jackpot_pools (name, state) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name",
+        cfg.jackpot, msgspec.json.encode(pool.state))
+    if mine is None:  # another process opened it first: use theirs
+        row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
+        return J.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=J.PoolState)), []
+    return pool, events
+
+
+async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any]) -> list[Any]:
+    """Inside the table's transaction: feed the pool; return the pool's events."""
+    cfg = config_of(engine)
+    if cfg is None:
+        return []
+    J, jackpot_ledger = _pool_module()
+    commands = []
+    for ev in events:
+        if isinstance(ev, J.JackpotRoundStarted):
+            commands.append(J.Enter(table=ev.table, round=ev.round))
+        elif isinstance(ev, J.JackpotRoundReport):
+            commands.append(J.Report(table=ev.table, round=ev.round, stakes=ev.stakes, hits=list(ev.hits)))
+    if not commands:
+        return []
+    pool, out = await _load(ctx, conn, cfg, table)
+    for command in commands:
+        try:
+            out += pool.handle(command)
+        except GameError as exc:  # e.g. a round the pool never saw: it must not stop the table
+            log.error("jackpot %s: %s refused: %s", cfg.jackpot, type(command).__name__, exc.message)
+    await conn.execute("UPDATE jackpot_pools SET state = $2, updated_at = now() WHERE name = $1",
+                       cfg.jackpot, msgspec.json.encode(pool.state))
+    ops = jackpot_ledger.transfers(out, cfg.currency)
+    if ops:
+        await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
+        await ctx.ledger.apply(ops, conn=conn)
+    return out
+
+
+async def ensure_open(ctx: Any, table: str, engine: Any) -> Any:
+    """At a jackpot table's start: open its pool if new; the meters to show (or None)."""
+    cfg = config_of(engine)
+    if cfg is None:
+        return None
+    J, jackpot_ledger = _pool_module()
+    async with ctx.pool.acquire() as conn:
+        async with conn.transaction():
+            pool, events = await _load(ctx, conn, cfg, table)
+            ops = jackpot_ledger.transfers(events, cfg.currency)
+            if ops:
+                await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
+                await ctx.ledger.apply(ops, conn=conn)
+            if events:
+                await conn.execute("UPDATE jackpot_pools SET state = $2 WHERE name = $1",
+                                   cfg.jackpot, msgspec.json.encode(pool.state))
+    return pool.meters
+
+
+def meters_changes(events: list[Any]) -> list[Any]:
+    J, _ = _pool_module()
+    return [ev for ev in events if isinstance(ev, J.MetersChanged)]

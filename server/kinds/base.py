@@ -1,0 +1,150 @@
+"""The interface between the table runtime and one game's engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from games.errors import GameError
+from server.auth import Principal
+
+
+class TableInfo(msgspec.Struct):
+    """A table as the database describes it (not its game state)."""
+
+    id: str
+    game: str
+    profile: str
+    mode: str  # "rng": the server draws and runs the clock; "live": the croupier console does
+    currency: str
+    name: str
+    settings: dict[str, Any] = {}
+    staff: list[str] = []
+
+
+class Timer(msgspec.Struct):
+    """The next automatic command: sent as the table after ``delay`` seconds.
+
+    ``key`` names the moment (e.g. "close-bets:s12"); re-arming with the same key keeps
+    the original deadline, so bets placed meanwhile do not stretch the window."""
+
+    key: str
+    delay: float
+    command: Any
+
+
+class GameKind:
+    """Subclasses tie one engine to the server."""
+
+    name: str
+    engine_cls: Any
+    command_type: Any  # the engine's command union (AsyncAPI, decoding)
+    event_type: Any  # the engine's event union (AsyncAPI)
+    state_type: Any
+    profiles: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self._decoder = msgspec.json.Decoder(self.command_type)
+        self._state_decoder = msgspec.json.Decoder(self.state_type)
+
+    # ---- engines and state -------------------------------------------------------------
+    def default_currency(self, profile: str) -> str:
+        return "CHF"
+
+    def new_engine(self, table: TableInfo) -> Any:
+        raise NotImplementedError
+
+    def load(self, state: bytes) -> Any:
+        return self.engine_cls.from_state(self._state_decoder.decode(state))
+
+    def dump(self, engine: Any) -> bytes:
+        return msgspec.json.encode(engine.state)
+
+    def engine_events(self, engine: Any, command: Any) -> list[Any]:
+        """Apply one command; the events to record and broadcast."""
+        return list(engine.handle(command))
+
+    def decode_command(self, raw: bytes, who: Principal) -> Any:
+        """JSON -> the engine's command, with who issues it filled in from the token."""
+        try:
+            obj = msgspec.json.decode(raw)
+        except msgspec.DecodeError as exc:
+            raise GameError("malformed", f"Malformed JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise GameError("invalid_command", f"A {self.name} command is a JSON object with a 'type'.")
+        self.fill_actor(obj, who)
+        try:
+            return msgspec.convert(obj, self.command_type)
+        except msgspec.ValidationError as exc:
+            raise GameError("invalid_command", f"Not a valid {self.name} command: {exc}") from None
+
+    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
+        """Set the fields that say who issues the command (never trusted from the client)."""
+
+    # ---- who may do what ---------------------------------------------------------------
+    def admit(self, who: Principal, table: TableInfo) -> None:
+        """Before the command is even read: roles that never act at a table."""
+        if who.role not in ("player", "croupier", "chef", "director", "admin", "system"):
+            raise GameError("forbidden", f"A {who.role} does not play or run tables.")
+
+    def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
+        """Check the role and the seat; return the command to apply (actor filled in)."""
+        raise NotImplementedError
+
+    # ---- time and recovery -------------------------------------------------------------
+    def next_timer(self, engine: Any, table: TableInfo, settings: Any) -> Timer | None:
+        return None
+
+    def recover(self, engine: Any, table: TableInfo) -> tuple[list[Any], str]:
+        """Commands that complete or void a round cut off by a crash, and what they do."""
+        return [], ""
+
+    def round_id(self, engine: Any) -> str:
+        return ""
+
+    def open_wagers(self, engine: Any) -> list[str]:
+        """The wager ids the engine still has in play (their holds may be pending)."""
+        raise NotImplementedError
+
+    def label_rounds(self, events: list[Any], before: str, after: str) -> list[str]:
+        """The round each event belongs to, given the round before and after the command."""
+        return [after] * len(events)
+
+    # ---- limits (recorded as versions in games.ledger.LimitsStore) ------------------------
+    def limits_changes(self, events: list[Any], table: TableInfo) -> list[tuple[Any, int, str, str]]:
+        """(TableLimits, from_round, changed_by, reason) for each limits change among ``events``."""
+        return []
+
+    def current_limits(self, engine: Any, table: TableInfo) -> Any:
+        raise NotImplementedError
+
+    def limits_command(self, engine: Any, who: Principal, minimum: int, maximum: int | None,
+                       maxima: dict[str, int] | None, reason: str) -> Any:
+        raise GameError("unsupported", f"{self.name} tables have no limits command.")
+
+    # ---- what people see ---------------------------------------------------------------
+    def view(self, engine: Any, who: Principal | None) -> Any:
+        return engine.view(who.id if who else None)
+
+    def public_event(self, event: Any) -> Any:
+        """The event as everyone at the table may see it (override to hide a card)."""
+        return event
+
+    def public_payload(self, payload: bytes) -> Any:
+        """A stored event (JSON) as everyone may see it; by default verbatim."""
+        return msgspec.Raw(payload)
+
+    def system_command(self, engine: Any, table: TableInfo, action: str) -> Any:
+        """The engine command for a server action (e.g. 'close' on shutdown of the table)."""
+        raise GameError("unsupported", f"{self.name} has no {action!r} action.")
+
+
+def staff_check(who: Principal, table: TableInfo, *roles: str) -> None:
+    """Console commands: the caller's role is allowed and, below director, assigned here."""
+    if who.role == "system":
+        return
+    if who.role not in roles:
+        raise GameError("forbidden", f"A {who.role} may not do that; it needs: {', '.join(roles)}.")
+    if who.role in ("croupier", "chef") and who.id not in table.staff:
+        raise GameError("not_your_table", f"You are not assigned to table {table.id}.")

@@ -1,0 +1,183 @@
+"""Blackjack (Campione, Titano, Lugano profiles) behind the server: who may send what,
+the RNG table's shoe and clock, decision time-outs, and what a crash leaves behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from blackjack import commands as C
+from blackjack import events as E
+from blackjack import jackpot as J
+from blackjack.cards import full_shoe
+from blackjack.profiles import BUILTIN, profile as load_profile
+from blackjack.shoe import cut_bounds, shuffle_order
+from blackjack.state import TableState
+from blackjack.table import ROUND_PHASES, BlackjackTable
+from games.errors import GameError
+from games.ledger.limits import TableLimits
+from games.money import currency
+from games.rng import SystemRng, shuffled
+from server.auth import Principal
+from server.kinds.base import GameKind, TableInfo, Timer, staff_check
+
+# The console's commands; a player may send any other (the engine checks seat, box and turn).
+STAFF_COMMANDS = tuple(getattr(C, n) for n in (
+    "Shuffle", "Reshuffle", "CutCardOut", "CloseBets", "SetLimits", "Card", "CloseOffers", "VoidRound",
+    "BurnCard", "ExposeCard", "JackpotMeters") if hasattr(C, n))
+ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "chef",
+               "admin": "chef"}
+
+_rng = SystemRng()
+
+
+class BlackjackKind(GameKind):
+    name = "blackjack"
+    engine_cls = BlackjackTable
+    command_type = C.Command
+    # The table's events and the linked jackpot pool's (they join the table's stream).
+    event_type = E.Event | J.RoundEntered | J.JackpotContributed | J.JackpotSeeded | J.JackpotWon | J.JackpotPaid
+    state_type = TableState
+    profiles = tuple(BUILTIN)
+
+    def default_currency(self, profile: str) -> str:
+        return load_profile(profile).currency
+
+    def new_engine(self, table: TableInfo) -> BlackjackTable:
+        p = load_profile(table.profile)
+        if p.currency != table.currency:
+            p = msgspec.structs.replace(p, currency=table.currency)
+        cur = currency(table.currency)
+        s = table.settings
+        min_bet = s.get("min_bet", cur.units(10))
+        max_bet = s.get("max_bet", cur.units(100))
+        if type(min_bet) is not int or type(max_bet) is not int:
+            raise GameError("invalid_settings", "min_bet and max_bet are whole amounts in minor units.")
+        return BlackjackTable(table.id, p, min_bet=min_bet, max_bet=max_bet, live=table.mode == "live")
+
+    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
+        obj["by"] = who.id
+        obj["role"] = ENGINE_ROLE.get(who.role, "player")
+
+    def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
+        if who.role == "player":
+            if isinstance(command, STAFF_COMMANDS):
+                raise GameError("forbidden", "Only the croupier's console may do that.")
+            if isinstance(command, C.Cut) and command.at is None:
+                raise GameError("cut_point_missing", "Say where you cut (at), or let the time run out to pass.")
+            return command  # the engine checks the box, the turn and the seat against ``by``
+        if who.role == "inspector":
+            raise GameError("forbidden", "An inspector does not play or run tables.")
+        staff_check(who, table, "croupier", "chef", "director", "admin")
+        if table.mode == "rng":
+            if isinstance(command, C.Shuffle):
+                # The console asks for a new shoe; the server's RNG shuffles it.
+                return msgspec.structs.replace(command, order=[])
+            if isinstance(command, C.Card):
+                raise GameError("rng_table", "This table's cards come from the server's shuffled shoe.")
+        if isinstance(command, C.Cut) and command.at is None and command.random_at is None:
+            return msgspec.structs.replace(command, random_at=self._random_cut(table))
+        return command
+
+    def engine_events(self, engine: BlackjackTable, command: Any) -> list[Any]:
+        s: TableState = engine.state
+        if isinstance(command, C.Shuffle) and not s.live and not command.order:
+            command = msgspec.structs.replace(command, order=self._order(engine))
+        return list(engine.handle(command))
+
+    def _order(self, engine: BlackjackTable) -> list[int]:
+        s: TableState = engine.state
+        if s.phase == "reshuffle":
+            # Mid-round: every card not on the table goes back into the shoe.
+            expected = full_shoe(s.profile.decks)
+            for c in engine._cards_on_table():
+                expected.remove(c)
+            return shuffled(expected, _rng)
+        return shuffle_order(s.profile, _rng)
+
+    def _random_cut(self, table: TableInfo) -> int:
+        p = load_profile(table.profile)
+        lo, hi = cut_bounds(p, p.cards)
+        return lo + _rng.randbelow(hi - lo + 1)
+
+    def _croupier(self, table: TableInfo) -> dict[str, str]:
+        return {"by": f"system-{table.id}", "role": "croupier"}
+
+    def _system(self, table: TableInfo) -> dict[str, str]:
+        return {"by": f"system-{table.id}", "role": "system"}
+
+    def next_timer(self, engine: BlackjackTable, table: TableInfo, settings: Any) -> Timer | None:
+        s: TableState = engine.state
+        r = s.round
+        system = self._system(table)
+        # Decisions time out on every table: the default action is sent as a command.
+        if s.phase == "offers":
+            return Timer(f"offers:{r}", settings.decision_seconds, C.DeclineOffer(box=0, **system))
+        if s.phase == "play" and s.behind:
+            box = s.boxes[s.turn_box].number
+            cmd = (C.BehindDouble(box=box, accept=False, **system) if s.behind_action == "double"
+                   else C.BehindSplit(box=box, choice="first", **system))
+            return Timer(f"behind:{r}:{box}:{s.turn_hand}", settings.decision_seconds, cmd)
+        if s.phase == "play" and not s.need and s.turn_box < len(s.boxes):
+            box = s.boxes[s.turn_box]
+            hand = box.hands[s.turn_hand]
+            return Timer(f"turn:{r}:{box.number}:{s.turn_hand}:{len(hand.cards)}", settings.decision_seconds,
+                         C.Stand(box=box.number, hand=s.turn_hand, **system))
+        if s.phase == "cut" and s.cut_entitled:
+            return Timer(f"cut:{r}", settings.decision_seconds,
+                         lambda: C.Cut(random_at=self._random_cut(table), **system))
+        if table.mode != "rng":
+            return None
+        croupier = self._croupier(table)
+        if s.phase in ("shuffle", "reshuffle"):
+            return Timer(f"shuffle:{r}:{s.phase}", 0.0, C.Shuffle(**croupier))
+        if s.phase == "cut":
+            return Timer(f"cut:{r}", 0.0, lambda: C.Cut(random_at=self._random_cut(table), **system))
+        if s.phase == "betting" and s.bets:
+            return Timer(f"close:{r}", settings.betting_seconds, C.CloseBets(**croupier))
+        return None
+
+    def recover(self, engine: BlackjackTable, table: TableInfo) -> tuple[list[Any], str]:
+        s: TableState = engine.state
+        if s.phase in ROUND_PHASES:
+            return ([C.VoidRound(reason="the server stopped during the round", **self._croupier(table))],
+                    f"round {s.round} void: every stake of the round is returned")
+        return [], ""
+
+    def current_limits(self, engine: BlackjackTable, table: TableInfo) -> TableLimits:
+        s: TableState = engine.state
+        return TableLimits(table.currency, s.min_bet, s.max_bet)
+
+    def limits_changes(self, events: list[Any], table: TableInfo) -> list[tuple[Any, int, str, str]]:
+        return [(TableLimits(table.currency, e.min_bet, e.max_bet), e.from_round, e.by, "")
+                for e in events if isinstance(e, E.LimitsChanged)]
+
+    def limits_command(self, engine: BlackjackTable, who: Principal, minimum: int, maximum: int | None,
+                       maxima: dict[str, int] | None, reason: str) -> Any:
+        if maximum is None:
+            raise GameError("invalid_limits", "A blackjack table needs a minimum and a maximum.")
+        return C.SetLimits(min_bet=minimum, max_bet=maximum, by=who.id, role=ENGINE_ROLE.get(who.role, "player"))
+
+    def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:
+        return C.JackpotMeters(minor=minor, major=major, **self._system(table))
+
+    def open_wagers(self, engine: BlackjackTable) -> list[str]:
+        s: TableState = engine.state
+        out = [b.wager for b in s.bets] + [b.wager for b in getattr(s, "side_bets", [])]
+        out += [w.id for box in s.boxes for w in box.wagers if not w.settled]
+        return out
+
+    def round_id(self, engine: BlackjackTable) -> str:
+        return f"round-{engine.state.round}"
+
+    def label_rounds(self, events: list[Any], before: str, after: str) -> list[str]:
+        """Events up to the round's end belong to it; what follows (the next round opening) to the next."""
+        end = -1
+        for i, ev in enumerate(events):
+            if isinstance(ev, (E.RoundSettled, E.RoundVoided)) and (not isinstance(ev, E.RoundVoided) or not ev.boxes):
+                end = i
+        return [before if i <= end else after for i in range(len(events))]
+
+
+KIND = BlackjackKind()

@@ -1,0 +1,136 @@
+"""Roulette (Campione rules) behind the server: who may send what, the RNG table's clock,
+and what a crash leaves behind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from games.errors import GameError
+from games.ledger.limits import TableLimits
+from games.rng import SystemRng
+from roulette import commands as C
+from roulette import events as E
+from roulette.engine import RouletteTable
+from roulette.limits import default_settings
+from roulette.state import RouletteState
+from server.auth import Principal
+from server.kinds.base import GameKind, TableInfo, Timer, staff_check
+
+# What a player may send (always for themselves); everything else is a console command.
+PLAYER_COMMANDS = (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.WithdrawBet, C.ChoosePartage,
+                   C.SetPartagePreference, C.MovePrisoner)
+# On an RNG table the server runs the wheel; the console may still open, suspend, close.
+RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result)
+ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director",
+               "admin": "director", "system": "chef"}
+
+_rng = SystemRng()
+
+
+class RouletteKind(GameKind):
+    name = "roulette"
+    engine_cls = RouletteTable
+    command_type = C.Command
+    event_type = E.Event
+    state_type = RouletteState
+    profiles = ("campione",)
+
+    def new_engine(self, table: TableInfo) -> RouletteTable:
+        s = table.settings
+        try:
+            settings = default_settings(table.currency, minimum=s.get("minimum"),
+                                        doubled_plein=bool(s.get("doubled_plein", False)),
+                                        prison_on_zero=s.get("prison_on_zero", "lose"))
+        except (TypeError, ValueError) as exc:
+            raise GameError("invalid_settings", f"Bad roulette settings: {exc}") from None
+        return RouletteTable(table.id, settings)
+
+    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
+        obj["by"] = {"id": who.id, "role": ENGINE_ROLE.get(who.role, "player")}
+        if who.role == "player" and obj.get("type") in ("place_bet", "place_announced", "same_again",
+                                                         "set_partage_preference"):
+            obj.setdefault("player", who.id)
+
+    def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
+        if who.role == "player":
+            if not isinstance(command, PLAYER_COMMANDS):
+                raise GameError("forbidden", "Only the croupier's console may do that.")
+            player = getattr(command, "player", who.id)
+            if player != who.id:
+                raise GameError("not_your_seat", "You can only play for yourself.")
+            return command
+        if who.role == "inspector":
+            raise GameError("forbidden", "An inspector does not play or run tables.")
+        staff_check(who, table, "croupier", "chef", "director", "admin")
+        if table.mode == "rng" and isinstance(command, RNG_ONLY_SERVER):
+            raise GameError("rng_table", "This table's wheel is run by the server's RNG.")
+        return command
+
+    def next_timer(self, engine: RouletteTable, table: TableInfo, settings: Any) -> Timer | None:
+        if table.mode != "rng":
+            return None
+        s: RouletteState = engine.state
+        by = _actor(table)
+        if s.phase == "closed" and s.spin == 0 or s.phase == "settled":
+            delay = 0.0 if s.spin == 0 else settings.pause_seconds
+            return Timer(f"open:{s.spin + 1}", delay, C.OpenSpin(by=by))
+        if s.phase == "open":
+            return Timer(f"launch:{s.spin}", settings.betting_seconds, C.LaunchBall(by=by))
+        if s.phase == "launched":
+            return Timer(f"close:{s.spin}", min(2.0, settings.pause_seconds), C.NoMoreBets(by=by))
+        if s.phase == "no_more_bets":
+            spin = s.spin
+            return Timer(f"result:{spin}", min(2.0, settings.pause_seconds),
+                         lambda: C.Result(by=by, number=_rng.randbelow(37), source="rng"))
+        return None
+
+    def recover(self, engine: RouletteTable, table: TableInfo) -> tuple[list[Any], str]:
+        s: RouletteState = engine.state
+        if table.mode == "rng" and s.phase in ("launched", "no_more_bets"):
+            # Art. 10-11: the spin is void ("rien va"), every bet stays in place for the next launch.
+            return [C.VoidSpin(by=_actor(table), reason="the server stopped during the spin")], \
+                f"spin {s.spin} void: every bet stays on the layout"
+        if s.phase in ("launched", "no_more_bets"):
+            return [], f"spin {s.spin} waits for the croupier: enter the number or declare the spin void"
+        return [], ""
+
+    def _limits(self, settings: Any) -> TableLimits:
+        spot = {k: settings.maximum(k) for k in settings.maxima}
+        return TableLimits(settings.currency, settings.minimum, max(spot.values()), spot)
+
+    def current_limits(self, engine: RouletteTable, table: TableInfo) -> TableLimits:
+        return self._limits(engine.state.settings)
+
+    def limits_changes(self, events: list[Any], table: TableInfo) -> list[tuple[Any, int, str, str]]:
+        return [(self._limits(e.settings), e.effective_spin, e.by, e.reason)
+                for e in events if isinstance(e, E.SettingsAnnounced)]
+
+    def limits_command(self, engine: RouletteTable, who: Principal, minimum: int, maximum: int | None,
+                       maxima: dict[str, int] | None, reason: str) -> Any:
+        s: RouletteState = engine.state
+        base = s.pending_settings or s.settings
+        new = msgspec.structs.replace(base, minimum=minimum, maxima={**base.maxima, **(maxima or {})})
+        return C.ChangeSettings(by=_actor_of(who), settings=new, reason=reason)
+
+    def open_wagers(self, engine: RouletteTable) -> list[str]:
+        return [b.wager for b in engine.state.bets]  # this spin's and the prisoners
+
+    def round_id(self, engine: RouletteTable) -> str:
+        return f"spin-{engine.state.spin}"
+
+
+def _actor_of(who: Principal) -> Any:
+    from roulette.state import Actor
+
+    return Actor(who.id, ENGINE_ROLE.get(who.role, "player"))
+
+
+def _actor(table: TableInfo) -> Any:
+    from roulette.state import Actor
+
+    return Actor(f"system-{table.id}", "chef")
+
+
+KIND = RouletteKind()

@@ -1,0 +1,136 @@
+"""The websocket protocol: one tagged union of client messages, one of server messages.
+
+Every client command carries a client id ``cid``; the server answers it with ``accepted``
+or ``rejected`` (stable ``code``), and answers a retried ``cid`` again without applying it
+twice. Table events carry the table's sequence number ``seq``: a subscriber gets a
+``snapshot`` (what it may see, at ``seq``) then every event after it; resuming with
+``since`` replays exactly the events after ``since``.
+
+Game commands travel inside ``play`` as the game's own JSON (its engine's tagged union),
+decoded by that game's decoder once the table is known.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+# Close codes (4000-4999 are ours).
+CLOSE_UNAUTHORIZED = 4001
+CLOSE_TOKEN_EXPIRED = 4003
+CLOSE_TOO_SLOW = 4008
+CLOSE_SHUTDOWN = 1012
+
+
+class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
+    pass
+
+
+# ---- client -> server ------------------------------------------------------------------
+
+
+class Auth(_Msg, tag="auth"):
+    """Replace the connection's token (e.g. before the old one expires)."""
+
+    cid: str
+    token: str
+
+
+class Subscribe(_Msg, tag="subscribe"):
+    """Follow a table. ``since``: the last seq seen, to resume without a snapshot."""
+
+    cid: str
+    table: str
+    since: int | None = None
+
+
+class Unsubscribe(_Msg, tag="unsubscribe"):
+    cid: str
+    table: str
+
+
+class Play(_Msg, tag="play"):
+    """A game command for a subscribed table, in that game's command format."""
+
+    cid: str
+    table: str
+    command: msgspec.Raw
+
+
+class Ping(_Msg, tag="ping"):
+    cid: str = ""
+
+
+ClientMessage = Auth | Subscribe | Unsubscribe | Play | Ping
+
+
+# ---- server -> client ------------------------------------------------------------------
+
+
+class Accepted(_Msg, tag="accepted"):
+    cid: str
+    table: str = ""
+    # The seq of the last event this command produced (0: none).
+    seq: int = 0
+
+
+class Rejected(_Msg, tag="rejected"):
+    cid: str
+    code: str
+    message: str
+    table: str = ""
+
+
+class Snapshot(_Msg, tag="snapshot"):
+    """The table as this connection may see it, after event ``seq``."""
+
+    table: str
+    seq: int
+    game: str
+    profile: str
+    mode: str
+    currency: str
+    view: Any
+
+
+class Event(_Msg, tag="event"):
+    table: str
+    seq: int
+    round: str
+    event: Any
+
+
+class Error(_Msg, tag="error"):
+    """A frame that could not be tied to a command (malformed, oversize, unknown type)."""
+
+    code: str
+    message: str
+
+
+class Heartbeat(_Msg, tag="heartbeat"):
+    at: str
+
+
+class Pong(_Msg, tag="pong"):
+    cid: str = ""
+
+
+ServerMessage = Accepted | Rejected | Snapshot | Event | Error | Heartbeat | Pong
+
+client_decoder = msgspec.json.Decoder(ClientMessage)
+encoder = msgspec.json.Encoder()
+
+
+# Table events the server itself emits (besides the engine's), with the same seq numbering.
+class TableInterrupted(msgspec.Struct, frozen=True, tag="table_interrupted"):
+    """The server stopped while this table was live; ``outcome`` says what the rules did."""
+
+    outcome: str
+
+
+class TableResumed(msgspec.Struct, frozen=True, tag="table_resumed"):
+    owner: str
+
+
+ServerEvent = TableInterrupted | TableResumed

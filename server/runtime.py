@@ -1,0 +1,394 @@
+"""Table runtime: each table has exactly one owner task that applies its commands in order.
+
+Per batch of queued commands: the engine handles each (a GameError rejects that one and
+changes nothing), then ONE PostgreSQL transaction writes the ledger ops, the events with
+their seq, the engine state and the accepted command ids; only after the commit are the
+commands acknowledged and the events broadcast on the table's channel. If the ledger
+refuses the batch (insufficient funds...), the engine is rebuilt from the committed state
+and the commands are retried one by one, so one player's refusal never costs another's.
+
+Ownership is a lease row in ``table_owners``; every commit renews it in the same
+transaction and fails if another process took the table over (fencing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from games.errors import GameError
+from games.wagers import WagerPlaced
+from server import jackpots, store
+from server.auth import Principal
+from server.kinds.base import GameKind, TableInfo, Timer
+from server.ledger_bridge import open_refs, ops_for
+from server.protocol import Accepted, Event, Rejected, TableInterrupted, TableResumed, encoder
+
+log = logging.getLogger("casino.runtime")
+
+BATCH = 512  # commands per transaction at most (group commit; issue 7)
+REJECT_MEMORY = 10_000
+_accepted_decoder = msgspec.json.Decoder(Accepted)
+
+
+# Fence (renew the lease only if this process still owns the table), events, who played,
+# the accepted command ids and the engine state: one statement per batch.
+_RECORD_BATCH = """
+WITH fence AS (
+    UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
+    WHERE table_id = $1 AND owner = $2 RETURNING 1
+), events AS (
+    INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
+    SELECT $1, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
+    FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[]) AS u(seq, round, kind, actor, payload)
+), players AS (
+    INSERT INTO round_players (table_id, round, user_id)
+    SELECT $1, u.round, u.user_id FROM unnest($12::text[], $13::text[]) AS u(round, user_id)
+    ON CONFLICT DO NOTHING
+), results AS (
+    INSERT INTO command_results (user_id, cid, table_id, result)
+    SELECT u.user_id, u.cid, $1, u.result::jsonb FROM unnest($14::text[], $15::text[], $16::text[]) AS u(user_id, cid, result)
+    ON CONFLICT DO NOTHING
+), state AS (
+    UPDATE table_state SET seq = $4, round = $5, state = $6, open_refs = $17, updated_at = now()
+    WHERE table_id = $1
+)
+SELECT count(*) FROM fence
+"""
+
+
+def channel_of(table_id: str) -> str:
+    return f"table.{table_id}"
+
+
+def event_tag(event: Any) -> str:
+    tag = getattr(type(event), "__struct_config__", None)
+    return str(tag.tag) if tag is not None and tag.tag is not None else type(event).__name__
+
+
+class LostOwnership(Exception):
+    pass
+
+
+@dataclass
+class Item:
+    who: Principal
+    cid: str
+    command: Any  # None: only the server events in ``pre``
+    future: asyncio.Future | None = None
+    pre: list[Any] = field(default_factory=list)
+
+    @property
+    def system(self) -> bool:
+        return self.who.role == "system"
+
+
+class TableRuntime:
+    def __init__(self, ctx: Any, info: TableInfo, kind: GameKind) -> None:
+        self.ctx = ctx
+        self.info = info
+        self.kind = kind
+        self.system = Principal(f"system:{info.id}", "system", info.currency)
+        self.queue: asyncio.Queue[Item] = asyncio.Queue()
+        self.inflight: dict[tuple[str, str], asyncio.Future] = {}
+        self.rejected: collections.OrderedDict[tuple[str, str], Rejected] = collections.OrderedDict()
+        self.engine: Any = None
+        self.seq = 0
+        self.committed = b""
+        self.task: asyncio.Task | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_key: str | None = None
+        self.stopped = False
+
+    # ---- life ----------------------------------------------------------------------------
+    async def start(self) -> None:
+        async with self.ctx.pool.acquire() as conn:
+            loaded = await store.load_state(conn, self.info.id)
+            if loaded is None:
+                self.engine = self.kind.new_engine(self.info)
+                self.committed = self.kind.dump(self.engine)
+                await conn.execute(
+                    "INSERT INTO table_state (table_id, seq, round, state) VALUES ($1, 0, $2, $3) ON CONFLICT DO NOTHING",
+                    self.info.id, self.kind.round_id(self.engine), self.committed,
+                )
+                loaded = await store.load_state(conn, self.info.id)
+                if await self.ctx.limits.current(self.info.id) is None:
+                    limits = self.kind.current_limits(self.engine, self.info)
+                    await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits")
+            assert loaded is not None
+            self.seq, self.committed = loaded
+            self.engine = self.kind.load(self.committed)
+        commands, outcome = self.kind.recover(self.engine, self.info)
+        if commands or outcome:
+            # The rules complete or void what a crash cut off; players see both the break and the outcome.
+            self.queue.put_nowait(Item(self.system, "recover", None, pre=[TableInterrupted(outcome)]))
+            for i, command in enumerate(commands):
+                self.queue.put_nowait(Item(self.system, f"recover:{i}", command))
+        self.queue.put_nowait(Item(self.system, "resume", None, pre=[TableResumed(self.ctx.settings.owner_id)]))
+        meters = await jackpots.ensure_open(self.ctx, self.info.id, self.engine)
+        if meters is not None:
+            self.queue.put_nowait(Item(self.system, "meters", self.kind.meters_command(self.info, *meters)))
+        self.task = asyncio.create_task(self._run(), name=f"table {self.info.id}")
+
+    async def stop(self) -> None:
+        self.stopped = True
+        if self._timer:
+            self._timer.cancel()
+        if self.task:
+            self.task.cancel()
+            try:
+                await self.task
+            except (asyncio.CancelledError, Exception):
+                pass
+        while not self.queue.empty():
+            self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
+
+    # ---- submitting ------------------------------------------------------------------------
+    def submit(self, who: Principal, cid: str, command: Any) -> asyncio.Future:
+        """Queue a command; the future resolves to Accepted or Rejected after the commit."""
+        key = (who.id, cid)
+        fut = self.inflight.get(key)
+        if fut is not None:
+            return fut  # a retry while the first is still in flight: the same answer
+        fut = asyncio.get_running_loop().create_future()
+        if key in self.rejected:
+            fut.set_result(self.rejected[key])
+            return fut
+        if self.stopped:
+            fut.set_result(Rejected(cid, "table_unavailable", "This table is not running here.", self.info.id))
+            return fut
+        self.inflight[key] = fut
+        fut.add_done_callback(lambda _: self.inflight.pop(key, None))
+        item = Item(who, cid, command, fut)
+        try:
+            item.command = self.kind.authorize(command, who, self.info)
+        except GameError as exc:
+            self._reject(item, exc.code, exc.message)
+            return fut
+        self.queue.put_nowait(item)
+        return fut
+
+    def _reject(self, item: Item, code: str, message: str) -> None:
+        msg = Rejected(item.cid, code, message, self.info.id)
+        if item.system:
+            log.info("table %s: automatic %s refused: %s %s", self.info.id, item.cid, code, message)
+        else:
+            self.rejected[(item.who.id, item.cid)] = msg
+            if len(self.rejected) > REJECT_MEMORY:
+                self.rejected.popitem(last=False)
+        if item.future is not None and not item.future.done():
+            item.future.set_result(msg)
+
+    # ---- the owner loop --------------------------------------------------------------------
+    async def _run(self) -> None:
+        while True:
+            item = await self.queue.get()
+            batch = [item]
+            while len(batch) < BATCH and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            try:
+                await self._process(batch)
+            except LostOwnership:
+                log.warning("table %s: another process owns it now; stopping here", self.info.id)
+                for it in batch:
+                    self._reject(it, "table_unavailable", "The table moved to another server; reconnect.")
+                self.stopped = True
+                self.ctx.manager.lost(self.info.id)
+                return
+            except Exception:  # never let one bad batch kill the table
+                log.exception("table %s: batch failed", self.info.id)
+                self.engine = self.kind.load(self.committed)
+                for it in batch:
+                    self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
+            self._arm_timer()
+
+    async def _process(self, batch: list[Item]) -> None:
+        # One pooled connection for the whole batch: the replay check and the commit
+        # (each acquire/release costs a reset round trip; issue 7's profile).
+        async with self.ctx.pool.acquire() as conn:
+            users = [it.who.id for it in batch if not it.system]
+            if users:
+                cids = [it.cid for it in batch if not it.system]
+                rows = await conn.fetch(
+                    """SELECT user_id, cid, result::text AS result FROM command_results
+                       WHERE (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
+                    users, cids,
+                )
+                done = {(r["user_id"], r["cid"]): r["result"] for r in rows}
+                if done:
+                    rest = []
+                    for it in batch:
+                        stored = None if it.system else done.get((it.who.id, it.cid))
+                        if stored is None:
+                            rest.append(it)
+                        elif it.future is not None and not it.future.done():
+                            it.future.set_result(_accepted_decoder.decode(stored))
+                    batch = rest
+            await self._apply(batch, conn)
+
+    async def _apply(self, items: list[Item], conn: Any) -> None:
+        staged: list[tuple[Item, list[Any], list[str]]] = []
+        for n, it in enumerate(items):
+            before = self.kind.round_id(self.engine)
+            try:
+                events = list(it.pre)
+                if it.command is not None:
+                    events += self.kind.engine_events(self.engine, it.command)
+            except GameError as exc:
+                self._reject(it, exc.code, exc.message)
+                continue
+            except Exception:
+                # An engine bug: back to the committed state, refuse this one, redo the others.
+                log.exception("table %s: engine failed on %r", self.info.id, it.command)
+                self.engine = self.kind.load(self.committed)
+                self._reject(it, "internal_error", "The table could not apply that; nothing was changed.")
+                await self._apply([s[0] for s in staged] + items[n + 1:], conn)
+                return
+            staged.append((it, events, self.kind.label_rounds(events, before, self.kind.round_id(self.engine))))
+        if not staged:
+            return
+        try:
+            if jackpots.config_of(self.engine) is None:
+                frames = await self._commit(staged, conn)
+            else:
+                # A linked jackpot: the pool's state and money in the same transaction.
+                async with conn.transaction():
+                    pooled = await jackpots.forward(self.ctx, conn, self.info.id, self.engine,
+                                                    [ev for _, events, _ in staged for ev in events])
+                    if pooled:
+                        it, events, rounds = staged[-1]
+                        staged[-1] = (it, events + pooled, rounds + [rounds[-1] if rounds else ""] * len(pooled))
+                    frames = await self._commit(staged, conn)
+                self._relay_meters(jackpots.meters_changes(pooled))
+        except GameError as exc:
+            # The ledger refused (e.g. insufficient funds): nothing was written.
+            self.engine = self.kind.load(self.committed)
+            if len(staged) == 1:
+                self._reject(staged[0][0], exc.code, exc.message)
+            else:
+                for it, _, _ in staged:
+                    await self._apply([it], conn)
+            return
+        except LostOwnership:
+            raise
+        except Exception:
+            log.exception("table %s: commit failed", self.info.id)
+            self.engine = self.kind.load(self.committed)
+            for it, _, _ in staged:
+                self._reject(it, "internal_error", "The table could not record that; nothing was changed.")
+            return
+        await self._record_limits([ev for _, events, _ in staged for ev in events])
+        channel = channel_of(self.info.id)
+        for it, last_seq in frames[1]:
+            if it.future is not None and not it.future.done():
+                it.future.set_result(Accepted(it.cid, self.info.id, last_seq))
+        try:
+            for frame in frames[0]:
+                self.ctx.channels.publish(frame, channel)
+        except Exception:  # committed all the same: subscribers catch up by seq on resume
+            log.exception("table %s: broadcast failed", self.info.id)
+
+    def _relay_meters(self, changes: list[Any]) -> None:
+        """New jackpot meters go to every linked table running here (a jackpot_meters command)."""
+        for ch in changes:
+            for rt in list(self.ctx.manager.runtimes.values()):
+                cfg = jackpots.config_of(rt.engine)
+                if cfg is not None and cfg.jackpot == ch.jackpot and not rt.stopped:
+                    command = rt.kind.meters_command(rt.info, ch.minor, ch.major)
+                    rt.queue.put_nowait(Item(rt.system, f"meters:{ch.minor}:{ch.major}", command))
+
+    async def _record_limits(self, events: list[Any]) -> None:
+        """Versioned limits for the ledger's LimitsStore (the engine state stays the authority)."""
+        for limits, from_round, by, reason in self.kind.limits_changes(events, self.info):
+            try:
+                await self.ctx.limits.set(self.info.id, limits, by, from_round, reason)
+            except Exception:
+                log.exception("table %s: could not record the limits change", self.info.id)
+
+    async def _commit(self, staged: list[tuple[Item, list[Any], list[str]]], conn: Any):
+        tid, cur = self.info.id, self.info.currency
+        seq = self.seq
+        event_rows: list[tuple] = []
+        frames: list[bytes] = []
+        acks: list[tuple[Item, int]] = []
+        results: list[tuple] = []
+        audits: list[tuple] = []
+        players: set[tuple[str, str]] = set()
+        all_events: list[Any] = []
+        for it, events, rounds in staged:
+            for ev, round_id in zip(events, rounds):
+                seq += 1
+                all_events.append(ev)
+                event_rows.append((tid, seq, round_id, event_tag(ev), it.who.id, encoder.encode(ev).decode()))
+                frames.append(encoder.encode(Event(tid, seq, round_id, self.kind.public_event(ev))))
+                if isinstance(ev, WagerPlaced):
+                    players.add((ev.player, round_id))
+            acks.append((it, seq))
+            if it.who.role not in ("player", "system") and it.command is not None:
+                # Console actions (croupier, chef, director) are audited in the same transaction.
+                audits.append((it.who.id, it.who.role, f"table.{event_tag(it.command)}", tid,
+                               encoder.encode(it.command).decode()))
+            if not it.system:
+                results.append((it.who.id, it.cid, tid, encoder.encode(Accepted(it.cid, tid, seq)).decode()))
+        state = self.kind.dump(self.engine)
+        last_round = self.kind.round_id(self.engine)
+        ops = ops_for(tid, cur, all_events)
+        async with conn.transaction():
+            if ops:
+                await self.ctx.ledger.apply(ops, conn=conn)
+            if audits:
+                await conn.executemany(
+                    """INSERT INTO audit_log (actor, role, action, target, detail)
+                       VALUES ($1, $2, $3, $4, $5::jsonb)""",
+                    audits,
+                )
+            # The rest of the batch in one statement, one round trip (issue 7's profile:
+            # round trips to PostgreSQL were most of a small batch's cost).
+            ev = list(zip(*event_rows))[1:] if event_rows else [[]] * 5
+            owned = await conn.fetchval(
+                _RECORD_BATCH, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds,
+                seq, last_round, state, *ev,
+                [r for _, r in players], [p for p, _ in players],
+                [r[0] for r in results], [r[1] for r in results], [r[3] for r in results],
+                open_refs(tid, self.kind.open_wagers(self.engine)),
+            )
+            if not owned:  # fencing: another process owns the table; the transaction rolls back
+                raise LostOwnership(tid)
+        self.seq = seq
+        self.committed = state
+        return frames, acks
+
+    # ---- timers ----------------------------------------------------------------------------
+    def _arm_timer(self) -> None:
+        if self.stopped:
+            return
+        timer: Timer | None = self.kind.next_timer(self.engine, self.info, self.ctx.settings)
+        if timer is None:
+            if self._timer:
+                self._timer.cancel()
+            self._timer, self._timer_key = None, None
+            return
+        if timer.key == self._timer_key:
+            return
+        if self._timer:
+            self._timer.cancel()
+        self._timer_key = timer.key
+        self._timer = asyncio.get_running_loop().call_later(max(timer.delay, 0.0), self._fire, timer)
+
+    def _fire(self, timer: Timer) -> None:
+        self._timer, self._timer_key = None, None
+        if not self.stopped:
+            # A callable draws its command when it fires (an RNG result exists only from then).
+            command = timer.command() if callable(timer.command) else timer.command
+            self.queue.put_nowait(Item(self.system, f"auto:{timer.key}", command))
+
+    # ---- views -----------------------------------------------------------------------------
+    def snapshot_view(self, who: Principal | None) -> tuple[int, Any]:
+        """The committed state as ``who`` may see it (never a half-applied batch)."""
+        engine = self.kind.load(self.committed)
+        return self.seq, self.kind.view(engine, who)

@@ -1,0 +1,306 @@
+"""One websocket per client: authenticate, subscribe to tables, send commands, get events.
+
+Every frame goes out through one bounded queue per socket, drained by one sender task;
+when a client reads too slowly and the queue fills, the socket is closed with 4008 and the
+table never waits for it. Table events come from Litestar channels (one subscriber per
+table per socket), are encoded once per event by the table owner, and are forwarded here
+by seq: a frame at or below what this socket already has is dropped, so a snapshot or a
+resume followed by live events gives each event exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+from litestar import WebSocket, websocket
+from litestar.channels import ChannelsPlugin
+
+from games.errors import GameError
+from server import store
+from server.auth import Principal, decode_token, token_expiry
+from server.protocol import (
+    CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, CLOSE_UNAUTHORIZED, Auth, Error, Event, Heartbeat, Ping, Play,
+    Pong, Rejected, Snapshot, Subscribe, Unsubscribe, Accepted, client_decoder, encoder,
+)
+from server.runtime import channel_of
+
+log = logging.getLogger("casino.ws")
+
+
+class _Peek(msgspec.Struct):
+    seq: int = 0
+
+
+class _CidPeek(msgspec.Struct):
+    cid: str = ""
+
+
+_peek = msgspec.json.Decoder(_Peek)
+# A connection may not flood a table's queue: past this many unanswered commands it is refused.
+MAX_PENDING = 256
+_cid_peek = msgspec.json.Decoder(_CidPeek)
+
+
+class _Slow(Exception):
+    pass
+
+
+class Connection:
+    def __init__(self, socket: WebSocket, ctx: Any, channels: ChannelsPlugin) -> None:
+        self.socket = socket
+        self.ctx = ctx
+        self.channels = channels
+        self.out: asyncio.Queue[bytes] = asyncio.Queue(maxsize=ctx.settings.send_queue_frames)
+        self.who: Principal | None = None
+        self.expires: datetime | None = None
+        self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
+        self.last_seq: dict[str, int] = {}
+        self.tasks: set[asyncio.Task] = set()
+        self.closing: tuple[int, str] | None = None
+        self.closed = asyncio.Event()
+        self.pending = 0  # commands sent to tables and not answered yet
+
+    # ---- sending -------------------------------------------------------------------------
+    def send(self, frame: bytes) -> None:
+        if self.closing:
+            return
+        try:
+            self.out.put_nowait(frame)
+        except asyncio.QueueFull:
+            self.close(CLOSE_TOO_SLOW, "too slow: frames were not read in time")
+
+    def send_msg(self, msg: Any) -> None:
+        self.send(encoder.encode(msg))
+
+    def close(self, code: int, reason: str) -> None:
+        if self.closing is None:
+            self.closing = (code, reason)
+            self.closed.set()
+
+    async def _sender(self) -> None:
+        while True:
+            frame = await self.out.get()
+            await self.socket.send_text(frame.decode())
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.heartbeat_seconds)
+            self.send_msg(Heartbeat(datetime.now(timezone.utc).isoformat()))
+            if self.expires and datetime.now(timezone.utc) >= self.expires:
+                self.send_msg(Error("token_expired", "Your session has expired: log in again."))
+
+    # ---- life ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        await self.socket.accept()
+        token = self._token_from_request()
+        try:
+            if token is None:
+                raise GameError("unauthorized", "Log in first: send the token as 'Authorization: Bearer ...'.")
+            await self._authenticate(token)
+        except GameError as exc:
+            await self.socket.close(CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED,
+                                    exc.message[:120])
+            return
+        sender = asyncio.create_task(self._sender())
+        beat = asyncio.create_task(self._heartbeat())
+        receiver = asyncio.create_task(self._receive_loop())
+        closer = asyncio.create_task(self.closed.wait())
+        try:
+            await asyncio.wait({sender, receiver, closer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (beat, receiver, closer, *self.tasks):
+                t.cancel()
+            for table in list(self.subs):
+                await self._unsubscribe(table)
+            if self.closing and not sender.done():
+                # Let queued frames go before the close frame, but never wait on a stuck client.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._drain(), 0.5)
+            sender.cancel()
+            if self.closing:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self.socket.close(*self.closing), 1.0)
+
+    async def _drain(self) -> None:
+        while not self.out.empty() and self.closing and self.closing[0] != CLOSE_TOO_SLOW:
+            await asyncio.sleep(0.01)
+
+    def _token_from_request(self) -> str | None:
+        header = self.socket.headers.get("authorization", "")
+        if header.lower().startswith("bearer "):
+            return header[7:].strip()
+        return self.socket.query_params.get("token")
+
+    async def _authenticate(self, token: str) -> None:
+        t = decode_token(self.ctx.settings.jwt_secret, token)
+        async with self.ctx.pool.acquire() as conn:
+            who = await store.get_user(conn, t.sub)
+        if who is None:
+            raise GameError("unauthorized", "This account does not exist or is disabled.")
+        self.who, self.expires = who, token_expiry(t)
+
+    async def _receive_loop(self) -> None:
+        limit = self.ctx.settings.max_frame_bytes
+        while True:
+            message = await self.socket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("text")
+            raw = data.encode() if data is not None else (message.get("bytes") or b"")
+            if len(raw) > limit:
+                self.send_msg(Error("frame_too_large", f"Frames are at most {limit} bytes; this one was ignored."))
+                continue
+            try:
+                msg = client_decoder.decode(raw)
+            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+                self._bad_frame(raw, exc)
+                continue
+            self._dispatch(msg)
+
+    def _bad_frame(self, raw: bytes, exc: Exception) -> None:
+        # (ValidationError is a DecodeError: test it first.)
+        code = "invalid_message" if isinstance(exc, msgspec.ValidationError) else "malformed"
+        try:
+            cid = _cid_peek.decode(raw).cid
+        except (msgspec.ValidationError, msgspec.DecodeError):
+            cid = ""
+        if cid:
+            self.send_msg(Rejected(cid, code, f"Not a valid message: {exc}"))
+        else:
+            self.send_msg(Error(code, f"Not a valid message: {exc}"))
+
+    # ---- commands --------------------------------------------------------------------------
+    def _dispatch(self, msg: Any) -> None:
+        if isinstance(msg, Ping):
+            self.send_msg(Pong(msg.cid))
+            return
+        if isinstance(msg, Auth):
+            self._spawn(self._reauth(msg))
+            return
+        if self.expires and datetime.now(timezone.utc) >= self.expires:
+            self.send_msg(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
+                                   getattr(msg, "table", "")))
+            return
+        if isinstance(msg, Subscribe):
+            self._spawn(self._subscribe(msg))
+        elif isinstance(msg, Unsubscribe):
+            self._spawn(self._do_unsubscribe(msg))
+        elif isinstance(msg, Play):
+            self._play(msg)
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _reauth(self, msg: Auth) -> None:
+        try:
+            if decode_token(self.ctx.settings.jwt_secret, msg.token).sub != self.who.id:
+                raise GameError("wrong_user", "A connection keeps its user: connect again to switch.")
+            await self._authenticate(msg.token)
+        except GameError as exc:
+            self.send_msg(Rejected(msg.cid, exc.code, exc.message))
+            return
+        self.send_msg(Accepted(msg.cid))
+
+    def _play(self, msg: Play) -> None:
+        try:
+            if msg.table not in self.subs:
+                self.ctx.manager.info(msg.table)  # unknown_table first, if it is
+                raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
+            rt = self.ctx.manager.runtime(msg.table)
+            rt.kind.admit(self.who, rt.info)
+            command = rt.kind.decode_command(msg.command, self.who)
+        except GameError as exc:
+            self.send_msg(Rejected(msg.cid, exc.code, exc.message, msg.table))
+            return
+        if self.pending >= MAX_PENDING:
+            self.send_msg(Rejected(msg.cid, "too_many_pending",
+                                   f"Wait for answers: at most {MAX_PENDING} commands may be pending.", msg.table))
+            return
+        fut = rt.submit(self.who, msg.cid, command)
+        if fut.done():
+            self.send_msg(fut.result())
+        else:
+            self.pending += 1
+            fut.add_done_callback(self._answered)
+
+    def _answered(self, fut: asyncio.Future) -> None:
+        self.pending -= 1
+        self.send_msg(fut.result())
+
+    # ---- subscriptions -------------------------------------------------------------------
+    async def _subscribe(self, msg: Subscribe) -> None:
+        table = msg.table
+        try:
+            info = self.ctx.manager.info(table)
+            rt = self.ctx.manager.runtime(table)
+        except GameError as exc:
+            self.send_msg(Rejected(msg.cid, exc.code, exc.message, table))
+            return
+        if table in self.subs:
+            await self._unsubscribe(table)
+        # Subscribe first, then read the state: an event committed meanwhile arrives on the
+        # channel, and the seq filter drops what the snapshot or the replay already holds.
+        subscriber = await self.channels.subscribe(channel_of(table))
+        gate = asyncio.Event()
+        pump = asyncio.create_task(self._pump(table, subscriber, gate))
+        self.subs[table] = (subscriber, pump)
+        try:
+            replay = None
+            if msg.since is not None and 0 <= msg.since <= rt.seq:
+                async with self.ctx.pool.acquire() as conn:
+                    replay = await store.events_after(conn, table, msg.since, limit=rt.seq - msg.since + 1)
+                if replay and replay[0][0] != msg.since + 1:
+                    replay = None  # a gap should not happen; fall back to a snapshot
+            if replay is not None:
+                last = msg.since
+                for seq, round_id, payload in replay:
+                    self.send_msg(Event(table, seq, round_id, rt.kind.public_payload(payload)))
+                    last = seq
+                self.last_seq[table] = last
+            else:
+                seq, view = rt.snapshot_view(self.who)
+                self.send_msg(Snapshot(table, seq, info.game, info.profile, info.mode, info.currency, view))
+                self.last_seq[table] = seq
+            self.send_msg(Accepted(msg.cid, table, self.last_seq[table]))
+        finally:
+            gate.set()
+
+    async def _pump(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
+        async for frame in subscriber.iter_events():
+            if not gate.is_set():
+                await gate.wait()
+            seq = _peek.decode(frame).seq
+            if seq > self.last_seq.get(table, 0):
+                self.last_seq[table] = seq
+                self.send(frame)
+                if self.out.qsize() * 2 >= self.out.maxsize:
+                    # A burst (a spin settling thousands of bets) is not a slow reader: let
+                    # the sender drain before queueing more (found by issue 7's load test).
+                    await asyncio.sleep(0)
+
+    async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
+        if msg.table not in self.subs:
+            self.send_msg(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
+            return
+        await self._unsubscribe(msg.table)
+        self.send_msg(Accepted(msg.cid, msg.table))
+
+    async def _unsubscribe(self, table: str) -> None:
+        subscriber, pump = self.subs.pop(table)
+        self.last_seq.pop(table, None)
+        pump.cancel()
+        with contextlib.suppress(Exception):
+            await self.channels.unsubscribe(subscriber, channel_of(table))
+
+
+@websocket("/ws")
+async def ws_endpoint(socket: WebSocket, channels: ChannelsPlugin) -> None:
+    """Players, croupiers and consoles: see /asyncapi.json for the protocol."""
+    await Connection(socket, socket.app.state.ctx, channels).run()

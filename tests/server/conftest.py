@@ -1,0 +1,173 @@
+"""End-to-end fixtures: a real server process (``casino serve``) on a free port, on its own
+fresh PostgreSQL database, driven over real HTTP and websockets with ``server.client``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+
+import asyncpg
+import httpx
+import pytest
+
+from games.db.embedded import PROJECT_DIR
+
+ADMIN_PASSWORD = "admin-pass-123"
+PASSWORD = "secret-pass-1"
+JWT_SECRET = "test-secret-" + "x" * 40
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _with_database(url: str, name: str) -> str:
+    head, sep, query = url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
+
+
+class ServerProcess:
+    """``casino serve`` as a subprocess; ``kill()`` is a kill -9, ``start()`` again resumes."""
+
+    def __init__(self, db_url: str, tmp_path, **env: str) -> None:
+        self.db_url = db_url
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = tmp_path / f"server-{self.port}.log"
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": db_url,
+            "CASINO_JWT_SECRET": JWT_SECRET,
+            "CASINO_ADMIN_PASSWORD": ADMIN_PASSWORD,
+            "CASINO_HEARTBEAT_SECONDS": "2",
+            "CASINO_BETTING_SECONDS": "1",
+            "CASINO_PAUSE_SECONDS": "0.5",
+            "CASINO_DECISION_SECONDS": "1",
+            **env,
+        }
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--port", str(self.port),
+             "--log-level", "warning"],
+            cwd=PROJECT_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not start in time")
+
+    def kill(self) -> None:
+        """kill -9: no shutdown code runs."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="module")
+async def db_url(pg_url: str):
+    """A fresh database per test module (the server migrates it at start)."""
+    admin = await asyncpg.connect(pg_url)
+    name = f"srv_{uuid.uuid4().hex[:10]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(pg_url, name)
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()
+
+
+@pytest.fixture(scope="module")
+def server(db_url: str, tmp_path_factory):
+    srv = ServerProcess(db_url, tmp_path_factory.mktemp("server"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+class Floor:
+    """Admin-side set-up through the real HTTP API: accounts, chips, tables, staff."""
+
+    def __init__(self, server: ServerProcess) -> None:
+        self.server = server
+
+    async def admin(self):
+        from server.client import CasinoClient
+
+        c = CasinoClient(self.server.url)
+        await c.login("admin", ADMIN_PASSWORD)
+        return c
+
+    async def account(self, user: str, role: str = "player", chips: int = 0):
+        """A logged-in client for a new account (players get ``chips`` at the cashier)."""
+        from server.client import CasinoClient
+
+        admin = await self.admin()
+        try:
+            await admin.request("POST", "/accounts", json={"user": user, "password": PASSWORD, "role": role})
+            if chips:
+                await admin.request("POST", "/cashier/deposit", json={"user": user, "amount": chips,
+                                                                      "id": f"dep-{user}"})
+        finally:
+            await admin.close()
+        c = CasinoClient(self.server.url)
+        await c.login(user, PASSWORD)
+        return c
+
+    async def table(self, game: str, profile: str, table_id: str, mode: str = "live",
+                    staff: tuple[str, ...] = (), **settings):
+        admin = await self.admin()
+        try:
+            out = await admin.request("POST", "/tables", json={"game": game, "profile": profile, "mode": mode,
+                                                               "id": table_id, "settings": settings})
+            for user in staff:
+                await admin.request("POST", f"/tables/{table_id}/staff", json={"user": user})
+        finally:
+            await admin.close()
+        return out
+
+    async def ledger_problems(self) -> list:
+        from games.db import create_pool
+        from games.ledger import Ledger
+
+        pool = await create_pool(self.server.db_url, min_size=1, max_size=2)
+        try:
+            # Every pending hold must be a wager some table's committed state still has in play.
+            refs = {r[0] for r in await pool.fetch("SELECT unnest(open_refs) FROM table_state")}
+            return await Ledger(pool).check(open_refs=refs)
+        finally:
+            await pool.close()
+
+
+@pytest.fixture(scope="module")
+def floor(server) -> Floor:
+    return Floor(server)

@@ -1,0 +1,214 @@
+"""The websocket protocol's guarantees over a real connection: bad input is refused with a
+stable code and changes nothing, every role boundary holds, a retried command id is
+answered again but applied once, and a reconnect resumes with nothing missed or twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import datetime, timedelta, timezone
+
+import jwt
+import pytest
+import websockets
+
+from server.client import CasinoClient, HTTPError, Rejected
+
+from .conftest import JWT_SECRET
+
+pytestmark = pytest.mark.slow
+
+T, OTHER = "proto-roul", "proto-roul-2"
+
+
+@pytest.fixture(scope="module")
+async def people(floor):
+    out = {
+        "croupier": await floor.account("p-croupier", "croupier"),
+        "stranger": await floor.account("p-croupier2", "croupier"),
+        "chef": await floor.account("p-chef", "chef"),
+        "inspector": await floor.account("p-inspector", "inspector"),
+        "gina": await floor.account("gina", chips=50_000),
+        "hugo": await floor.account("hugo", chips=50_000),
+    }
+    await floor.table("roulette", "campione", T, staff=("p-croupier", "p-chef"))
+    await floor.table("roulette", "campione", OTHER, staff=("p-croupier2",))
+    for c in out.values():
+        await c.connect()
+        await c.subscribe(T)
+    await out["croupier"].play(T, {"type": "open_spin"})
+    yield out
+    for c in out.values():
+        await c.close()
+
+
+async def _error_after(c: CasinoClient, raw: str | bytes) -> dict:
+    n = len(c.frames)
+    await c.send_raw(raw)
+    for _ in range(200):
+        for f in c.frames[n:]:
+            if f["type"] in ("error", "rejected"):
+                return f
+        await asyncio.sleep(0.02)
+    raise AssertionError("no answer")
+
+
+async def test_malformed_frames_are_refused_and_the_connection_survives(people):
+    gina = people["gina"]
+    assert (await _error_after(gina, "{not json"))["code"] == "malformed"
+    assert (await _error_after(gina, json.dumps({"type": "dance", "cid": "x1"})))["code"] == "invalid_message"
+    bad = await _error_after(gina, json.dumps({"type": "subscribe", "cid": "x2", "table": 7}))
+    assert (bad["type"], bad["code"], bad["cid"]) == ("rejected", "invalid_message", "x2")
+    big = json.dumps({"type": "ping", "cid": "x" * 20_000})
+    assert (await _error_after(gina, big))["code"] == "frame_too_large"
+    bad_cmd = await _error_after(gina, json.dumps(
+        {"type": "play", "cid": "x3", "table": T, "command": {"type": "place_bet", "spot": "plein 17", "amount": "ten"}}))
+    assert bad_cmd["code"] == "invalid_command"
+    with pytest.raises(Rejected) as r:
+        await gina.play(T, {"type": "place_bet", "spot": "plein 99", "amount": 500})
+    assert r.value.code == "number_out_of_range"
+    with pytest.raises(Rejected) as r:
+        await gina.play(OTHER, {"type": "place_bet", "spot": "rouge", "amount": 500})
+    assert r.value.code == "not_subscribed"
+    with pytest.raises(Rejected) as r:
+        await gina.subscribe("no-such-table")
+    assert r.value.code == "unknown_table"
+    # Still connected, nothing changed.
+    assert (await gina.command({"type": "ping"}))["type"] == "pong"
+    assert (await gina.balance())["available"] == 50_000
+
+
+async def test_every_role_boundary(people, floor):
+    gina, hugo = people["gina"], people["hugo"]
+    stranger, inspector, croupier = people["stranger"], people["inspector"], people["croupier"]
+    refusals = []
+    for who, cmd in [
+        (gina, {"type": "launch_ball"}),  # a player is not the croupier
+        (gina, {"type": "place_bet", "player": "hugo", "spot": "rouge", "amount": 500}),  # another's wager
+        (stranger, {"type": "launch_ball"}),  # a croupier at a table not theirs
+        (inspector, {"type": "place_bet", "spot": "rouge", "amount": 500}),
+        (croupier, {"type": "raise_limit", "kind": "plein", "maximum": 100_000, "control_officer": "x"}),
+    ]:
+        with pytest.raises(Rejected) as r:
+            await who.play(T, cmd)
+        refusals.append(r.value.code)
+    assert refusals == ["forbidden", "not_your_seat", "not_your_table", "forbidden", "not_allowed"]
+
+    placed = await hugo.bet(T, "noir", 500)
+    while (ev := await hugo.next_event(T))["seq"] != placed["seq"]:
+        pass
+    wager = ev["event"]["wager"]
+    with pytest.raises(Rejected) as r:  # gina may not take back hugo's bet
+        await gina.play(T, {"type": "withdraw_bet", "wager": wager})
+    assert r.value.code == "not_allowed"
+
+    # HTTP: the same boundaries, as problem details.
+    for client, method, path, body in [
+        (gina, "POST", "/tables", {"game": "roulette", "profile": "campione"}),
+        (gina, "POST", "/cashier/deposit", {"user": "gina", "amount": 100}),
+        (croupier, "POST", "/credit", {"user": "gina", "limit": 100}),
+        (gina, "GET", "/accounts/hugo/balance", None),
+        (gina, "GET", "/audit", None),
+    ]:
+        with pytest.raises(HTTPError) as e:
+            await client.request(method, path, json=body)
+        assert e.value.status == 403 and e.value.problem["code"] == "forbidden"
+        assert e.value.problem["status"] == 403 and e.value.problem["type"] == "/errors/forbidden"
+    with pytest.raises(HTTPError) as e:
+        await CasinoClient(floor.server.url).request("GET", "/me")
+    assert e.value.status == 401
+    with pytest.raises(HTTPError) as e:
+        await gina.request("GET", f"/tables/{T}/rounds/spin-1")  # gina played no spin yet
+    assert e.value.status == 403
+
+    # The console actions are in the audit log, with who and when.
+    admin = await floor.admin()
+    try:
+        log = await admin.request("GET", "/audit", params={"target": T})
+    finally:
+        await admin.close()
+    assert {"actor": "p-croupier", "action": "table.open_spin"} in [
+        {"actor": e["actor"], "action": e["action"]} for e in log]
+
+
+async def test_expired_and_bad_tokens_close_with_a_code(floor):
+    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    expired = jwt.encode({"sub": "gina", "exp": past, "iat": past - timedelta(hours=1)}, JWT_SECRET, "HS256")
+    url = floor.server.url.replace("http", "ws") + "/ws"
+    for token, code in [(expired, 4003), ("nonsense", 4001)]:
+        async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+            with pytest.raises(websockets.ConnectionClosed):
+                await ws.recv()
+            assert ws.close_code == code
+
+
+async def test_a_retried_command_is_applied_once(people):
+    gina = people["gina"]
+    before = (await gina.balance())["available"]
+    first = await gina.bet(T, "plein 7", 700, cid="retry-1")
+    again = await gina.bet(T, "plein 7", 700, cid="retry-1")
+    assert first == again
+    # After a reconnect the answer comes from the database, still applied once.
+    await gina.reconnect()
+    third = await gina.bet(T, "plein 7", 700, cid="retry-1")
+    assert third == first
+    assert (await gina.balance())["available"] == before - 700
+
+
+async def test_reconnect_resumes_with_nothing_missed_or_twice(people):
+    gina, hugo = people["gina"], people["hugo"]
+    await hugo.disconnect()
+    last = hugo.last_seq[T]
+    for spot in ("rouge", "pair", "manque"):
+        ack = await gina.bet(T, spot, 500)
+    await gina.wait_seq(T, ack["seq"])
+    missed = [f["seq"] for f in gina.frames if f.get("type") == "event" and f["table"] == T and f["seq"] > last]
+    assert len(missed) == 3
+    n = len(hugo.frames)
+    await hugo.reconnect()
+    ack = await gina.bet(T, "passe", 500)  # a live event after the resume
+    await hugo.wait_seq(T, ack["seq"])
+    got = [f["seq"] for f in hugo.frames[n:] if f.get("type") == "event"]
+    assert got == list(range(last + 1, last + 5))
+    assert not [f for f in hugo.frames[n:] if f.get("type") == "snapshot"]
+
+
+async def test_heartbeats_and_published_protocol(people, floor):
+    gina = people["gina"]
+    for _ in range(300):  # the test server beats every 2 s
+        if any(f["type"] == "heartbeat" for f in gina.frames):
+            break
+        await asyncio.sleep(0.02)
+    assert any(f["type"] == "heartbeat" for f in gina.frames)
+
+    doc = await gina.request("GET", "/asyncapi.json")
+    assert doc["asyncapi"].startswith("3.")
+    client_msgs = [m["$ref"].rsplit("/", 1)[1] for m in doc["operations"]["clientSends"]["messages"]]
+    assert client_msgs == ["Auth", "Subscribe", "Unsubscribe", "Play", "Ping"]
+    assert "Snapshot" in doc["components"]["messages"] and "Event" in doc["components"]["schemas"]
+    assert set(doc["x-game-commands"]) == {"roulette", "blackjack"}
+    openapi = await gina.request("GET", "/schema/openapi.json")
+    assert "/tables/{table_id}/rounds/{round_id}" in openapi["paths"]
+
+
+async def test_a_token_expiring_mid_connection_is_refused_then_renewed(people, floor):
+    c = CasinoClient(floor.server.url)
+    try:
+        await c.login("hugo", "secret-pass-1")
+        fresh = c.token
+        soon = datetime.now(timezone.utc) + timedelta(seconds=2)
+        c.token = jwt.encode({"sub": "hugo", "exp": soon, "iat": soon - timedelta(minutes=1)}, JWT_SECRET, "HS256")
+        await c.connect()
+        await c.subscribe(T)
+        await asyncio.sleep(2.5)
+        with pytest.raises(Rejected) as r:
+            await c.bet(T, "impair", 500)
+        assert r.value.code == "token_expired"
+        with pytest.raises(Rejected) as r:  # a connection keeps its user
+            gina_token = people["gina"].token
+            await c.command({"type": "auth", "token": gina_token})
+        assert r.value.code == "wrong_user"
+        await c.command({"type": "auth", "token": fresh})
+        assert (await c.bet(T, "impair", 500))["type"] == "accepted"
+    finally:
+        await c.close()
