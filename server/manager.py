@@ -21,6 +21,9 @@ class TableManager:
         self.infos: dict[str, TableInfo] = {}
         self.runtimes: dict[str, TableRuntime] = {}
         self._lease_task: asyncio.Task | None = None
+        # Tables whose runtime is being started: POST /tables and the lease loop may both
+        # try at once, and one table must never get two owners in one process.
+        self._starting: set[str] = set()
         self.started = False
 
     async def start(self) -> None:
@@ -73,6 +76,15 @@ class TableManager:
         self.runtimes.pop(table_id, None)
 
     async def _try_own(self, info: TableInfo) -> bool:
+        if info.id in self.runtimes or info.id in self._starting:
+            return info.id in self.runtimes
+        self._starting.add(info.id)
+        try:
+            return await self._own(info)
+        finally:
+            self._starting.discard(info.id)
+
+    async def _own(self, info: TableInfo) -> bool:
         s = self.ctx.settings
         owner = await self.ctx.pool.fetchval(
             """INSERT INTO table_owners (table_id, owner, lease_until)
