@@ -3,6 +3,7 @@ the RNG table's shoe and clock, decision time-outs, and what a crash leaves behi
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import msgspec
@@ -12,7 +13,7 @@ from blackjack import events as E
 from blackjack import jackpot as J
 from blackjack.cards import full_shoe
 from blackjack.profiles import BUILTIN, profile as load_profile
-from blackjack.shoe import cut_bounds, shuffle_order
+from blackjack.shoe import commitment, cut_bounds, shuffle_order
 from blackjack.state import TableState
 from blackjack.table import ROUND_PHASES, BlackjackTable
 from games.errors import GameError
@@ -23,21 +24,50 @@ from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 
 # The console's commands; a player may send any other (the engine checks seat, box and turn).
-STAFF_COMMANDS = tuple(getattr(C, n) for n in (
-    "Shuffle", "Reshuffle", "CutCardOut", "CloseBets", "SetLimits", "Card", "CloseOffers", "VoidRound",
-    "BurnCard", "ExposeCard", "JackpotMeters") if hasattr(C, n))
+STAFF_COMMANDS = (C.Shuffle, C.Reshuffle, C.CutCardOut, C.CloseBets, C.SetLimits, C.Card, C.CloseOffers,
+                  C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters)
 ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "chef",
                "admin": "chef"}
 
 _rng = SystemRng()
 
 
+class ShoeRevealed(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="shoe_revealed"):
+    """The server's event once a shoe is over: the order it committed to at the shuffle (before
+    the cut) and the salt, so anyone can check ``sha256(salt ‖ bytes(order)) == commitment``."""
+
+    commitment: str
+    salt: str
+    order: list[int]
+
+
+class ShoeSecret(msgspec.Struct, frozen=True):
+    """What the commitment of the shoe in play hides until its end."""
+
+    commitment: str
+    salt: str
+    order: list[int]
+
+
+class _Persisted(msgspec.Struct):
+    """The engine state and, beside it, the secret of the shoe in play (never sent to anyone)."""
+
+    engine: TableState
+    shoe: ShoeSecret | None = None
+
+
+class ServerTable(BlackjackTable):
+    """The engine plus the server's secret of the current shoe (RNG tables)."""
+
+    shoe: ShoeSecret | None = None
+
+
 class BlackjackKind(GameKind):
     name = "blackjack"
-    engine_cls = BlackjackTable
+    engine_cls = ServerTable
     command_type = C.Command
     # The table's events and the linked jackpot pool's (they join the table's stream).
-    event_type = E.Event | J.RoundEntered | J.JackpotContributed | J.JackpotSeeded | J.JackpotWon | J.JackpotPaid
+    event_type = E.Event | ShoeRevealed | J.RoundEntered | J.JackpotContributed | J.JackpotSeeded | J.JackpotWon | J.JackpotPaid
     state_type = TableState
     profiles = tuple(BUILTIN)
 
@@ -54,7 +84,19 @@ class BlackjackKind(GameKind):
         max_bet = s.get("max_bet", cur.units(100))
         if type(min_bet) is not int or type(max_bet) is not int:
             raise GameError("invalid_settings", "min_bet and max_bet are whole amounts in minor units.")
-        return BlackjackTable(table.id, p, min_bet=min_bet, max_bet=max_bet, live=table.mode == "live")
+        return ServerTable(table.id, p, min_bet=min_bet, max_bet=max_bet, live=table.mode == "live")
+
+    def load(self, state: bytes) -> ServerTable:
+        try:
+            saved = _persisted_decoder.decode(state)
+        except msgspec.ValidationError:  # a state written before the shoe's secret was kept
+            return ServerTable.from_state(self._state_decoder.decode(state))
+        engine = ServerTable.from_state(saved.engine)
+        engine.shoe = saved.shoe
+        return engine
+
+    def dump(self, engine: ServerTable) -> bytes:
+        return msgspec.json.encode(_Persisted(engine.state, engine.shoe))
 
     def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
         obj["by"] = who.id
@@ -70,6 +112,9 @@ class BlackjackKind(GameKind):
         if who.role == "inspector":
             raise GameError("forbidden", "An inspector does not play or run tables.")
         staff_check(who, table, "croupier", "chef", "director", "admin")
+        if isinstance(command, C.JackpotMeters) and who.role != "system":
+            # The meters come from the linked pool only: no console may show players other figures.
+            raise GameError("forbidden", "The jackpot meters are the pool's, relayed by the server.")
         if table.mode == "rng":
             if isinstance(command, C.Shuffle):
                 # The console asks for a new shoe; the server's RNG shuffles it.
@@ -80,11 +125,28 @@ class BlackjackKind(GameKind):
             return msgspec.structs.replace(command, random_at=self._random_cut(table))
         return command
 
-    def engine_events(self, engine: BlackjackTable, command: Any) -> list[Any]:
+    def engine_events(self, engine: ServerTable, command: Any) -> list[Any]:
         s: TableState = engine.state
+        secret = None
         if isinstance(command, C.Shuffle) and not s.live and not command.order:
-            command = msgspec.structs.replace(command, order=self._order(engine))
-        return list(engine.handle(command))
+            # A fresh salt per shoe: the commitment published now hides the order until the reveal.
+            command = msgspec.structs.replace(command, order=self._order(engine), salt=secrets.token_hex(16))
+            secret = ShoeSecret(commitment(command.order, command.salt), command.salt, command.order)
+        events = list(engine.handle(command))
+        out: list[Any] = []
+        for ev in events:
+            if isinstance(ev, E.ShoeShuffled) and secret is not None:
+                out += self._reveal(engine)  # a mid-round reshuffle replaces a shoe still in play
+                engine.shoe = secret
+            out.append(ev)
+            if isinstance(ev, E.ShoeEnded):
+                out += self._reveal(engine)
+        return out
+
+    @staticmethod
+    def _reveal(engine: ServerTable) -> list[ShoeRevealed]:
+        shoe, engine.shoe = engine.shoe, None
+        return [] if shoe is None else [ShoeRevealed(commitment=shoe.commitment, salt=shoe.salt, order=shoe.order)]
 
     def _order(self, engine: BlackjackTable) -> list[int]:
         s: TableState = engine.state
@@ -179,5 +241,7 @@ class BlackjackKind(GameKind):
                 end = i
         return [before if i <= end else after for i in range(len(events))]
 
+
+_persisted_decoder = msgspec.json.Decoder(_Persisted)
 
 KIND = BlackjackKind()

@@ -12,9 +12,10 @@ from games.ledger.limits import TableLimits
 from games.rng import SystemRng
 from roulette import commands as C
 from roulette import events as E
+from roulette.draw import draw_number
 from roulette.engine import RouletteTable
 from roulette.limits import default_settings
-from roulette.state import RouletteState
+from roulette.state import Actor, RouletteState
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 
@@ -83,7 +84,7 @@ class RouletteKind(GameKind):
         if s.phase == "no_more_bets":
             spin = s.spin
             return Timer(f"result:{spin}", min(2.0, settings.pause_seconds),
-                         lambda: C.Result(by=by, number=_rng.randbelow(37), source="rng"))
+                         lambda: C.Result(by=by, number=draw_number(_rng), source="rng"))
         return None
 
     def recover(self, engine: RouletteTable, table: TableInfo) -> tuple[list[Any], str]:
@@ -121,15 +122,12 @@ class RouletteKind(GameKind):
         return f"spin-{engine.state.spin}"
 
 
-def _actor_of(who: Principal) -> Any:
-    from roulette.state import Actor
-
+def _actor_of(who: Principal) -> Actor:
     return Actor(who.id, ENGINE_ROLE.get(who.role, "player"))
 
 
-def _actor(table: TableInfo) -> Any:
-    from roulette.state import Actor
-
+def _actor(table: TableInfo) -> Actor:
+    """The server acting for an RNG table (its clock, crash recovery)."""
     return Actor(f"system-{table.id}", "chef")
 
 

@@ -11,6 +11,9 @@ from games.ledger import Ledger, accounts
 @pytest.fixture
 async def pool(fresh_db):
     p = await create_pool(fresh_db, min_size=1, max_size=20)
+    # The ledger on its own: without the server's view of open rounds (migration 0103),
+    # a hold's round is only checked where a test says which are open.
+    await p.execute("DROP VIEW ledger_open_refs")
     try:
         yield p
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
+from games.db.migrate import available
 from games.errors import GameError
 from games.ledger import Hold, LedgerError, OpResult, Post, Transfer, Void, accounts
 
@@ -261,9 +262,18 @@ async def test_database_refuses_what_the_code_would(ledger, pool, table):
 
 async def test_check_names_what_is_off(ledger, pool, table):
     await ledger.apply([Hold("h1", A, BANK, 100, "bet", "s1"), Hold("h2", B, BANK, 100, "bet", "s2")])
+    assert [p.subject for p in await ledger.check(open_refs={"s2"})] == ["h1"]
+    async with pool.acquire() as c:
+        # the server's view (migration 0103, dropped by the fixture): the wagers its tables'
+        # committed states hold in play
+        await c.execute(next(sql for v, _, sql in available() if v == 103))
+        await c.execute("INSERT INTO casino_tables (id, game, profile, mode, currency, name, created_by)"
+                        " VALUES ('r1', 'roulette', 'campione', 'rng', 'CHF', 'r1', 'test')")
+        await c.execute("INSERT INTO table_state (table_id, seq, state, open_refs) VALUES ('r1', 0, '', '{s2}')")
+        assert [p.subject for p in await ledger.check()] == ["h1"]
+        await c.execute("DROP VIEW ledger_open_refs")
     report = await ledger.check_report()
     assert (report.problems, report.pending_holds, report.rounds_checked) == ([], 2, False)
-    assert [p.subject for p in await ledger.check(open_refs={"s2"})] == ["h1"]
     async with pool.acquire() as c:
         # the server's rounds, then its view of the open ones
         await c.execute("CREATE TABLE rounds (id text PRIMARY KEY, table_id text, status text)")

@@ -156,14 +156,16 @@ class Floor:
         return out
 
     async def ledger_problems(self) -> list:
+        """The plain ledger check on the server's database: every pending hold must be a
+        wager some table's committed state still has in play (view ledger_open_refs)."""
         from games.db import create_pool
         from games.ledger import Ledger
 
         pool = await create_pool(self.server.db_url, min_size=1, max_size=2)
         try:
-            # Every pending hold must be a wager some table's committed state still has in play.
-            refs = {r[0] for r in await pool.fetch("SELECT unnest(open_refs) FROM table_state")}
-            return await Ledger(pool).check(open_refs=refs)
+            report = await Ledger(pool).check_report()
+            assert report.rounds_checked
+            return report.problems
         finally:
             await pool.close()
 

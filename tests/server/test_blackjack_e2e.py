@@ -118,6 +118,9 @@ async def test_blazing_7s_major_jackpot_paid_from_the_linked_pool(floor):
         await nina.sit(t, 1)
         await nina.stake(t, 1, 1_000)
         await nina.play(t, {"type": "place_side_bet", "box": 1, "bet": "blazing_7s", "amount": 500})
+        with pytest.raises(Rejected) as r:  # the meters are the pool's, not a console's
+            await croupier.play(t, {"type": "jackpot_meters", "minor": 1, "major": 2})
+        assert r.value.code == "forbidden"
         await croupier.play(t, {"type": "close_bets"})
         SEVEN_S, TEN_H = 6, 22
         for box, card in [(1, SEVEN_S), (0, SEVEN_S), (1, SEVEN_S)]:  # three 7s of one suit: the major
@@ -138,5 +141,57 @@ async def test_blazing_7s_major_jackpot_paid_from_the_linked_pool(floor):
         assert meters[-1]["major"] == 10_000_000  # reset to the seed after the win
     finally:
         for c in (croupier, nina):
+            await c.close()
+    assert await floor.ledger_problems() == []
+
+
+async def test_side_bets_placed_withdrawn_and_won_on_own_boxes(floor):
+    """Lugano side bets over the websocket: only beside one's own bet, withdrawn before the
+    deal, a Perfect Pair (26 to one) and a Push 22 (11 to one) paid through the ledger."""
+    croupier = await floor.account("sb-croupier", "croupier")
+    oli = await floor.account("oli", chips=100_000)
+    pia = await floor.account("pia", chips=100_000)
+    t = "bj-sidebets"
+    await floor.table("blackjack", "lugano", t, staff=("sb-croupier",), min_bet=1_000, max_bet=10_000)
+    clients = (croupier, oli, pia)
+    try:
+        for c in clients:
+            await c.connect()
+            await c.subscribe(t)
+        await croupier.play(t, {"type": "shuffle"})
+        await croupier.play(t, {"type": "cut", "at": 100})
+        await oli.sit(t, 1)
+        await oli.stake(t, 1, 1_000)
+        await pia.sit(t, 2)
+        await pia.stake(t, 2, 1_000)
+        await oli.play(t, {"type": "place_side_bet", "box": 1, "bet": "perfect_pairs", "amount": 500})
+        await oli.play(t, {"type": "place_side_bet", "box": 1, "bet": "21+3", "amount": 500})
+        await oli.play(t, {"type": "withdraw_side_bet", "box": 1, "bet": "21+3"})
+        await pia.play(t, {"type": "place_side_bet", "box": 2, "bet": "push_22", "amount": 500})
+        # Not on another's box, not another's side bet.
+        with pytest.raises(Rejected) as r:
+            await pia.play(t, {"type": "place_side_bet", "box": 1, "bet": "perfect_pairs", "amount": 500})
+        assert r.value.code == "no_main_bet"
+        with pytest.raises(Rejected) as r:
+            await pia.play(t, {"type": "withdraw_side_bet", "box": 1, "bet": "perfect_pairs"})
+        assert r.value.code == "no_bet"
+        assert (await oli.balance())["pending"] == 1_500
+        await croupier.play(t, {"type": "close_bets"})
+        EIGHT_S, TEN_H, SIX_H, SEVEN_D, KING_H, SIX_S = 7, 22, 18, 32, 25, 5
+        for box, card in [(1, EIGHT_S), (2, TEN_H), (0, SIX_H), (1, EIGHT_S), (2, SEVEN_D)]:
+            await croupier.play(t, {"type": "card", "box": box, "card": card})
+        await oli.act(t, "stand", 1)  # 16
+        await pia.act(t, "stand", 2)  # 17
+        for card in (KING_H, SIX_S):  # the dealer ends on 22
+            await croupier.play(t, {"type": "card", "box": 0, "card": card})
+        await oli.next_event(t, "round_settled")
+        won = {f["event"]["reason"]: (f["event"]["player"], f["event"]["returned"], f["event"]["won"])
+               for f in oli.frames if f.get("type") == "event" and f["event"]["type"] == "wager_settled"}
+        assert won["perfect pairs: perfect"] == ("oli", 500, 13_000)
+        assert won["push 22: dealer 22"] == ("pia", 500, 5_500)
+        assert (await oli.balance())["available"] == 100_000 + 1_000 + 13_000
+        assert (await pia.balance())["available"] == 100_000 + 1_000 + 5_500
+    finally:
+        for c in clients:
             await c.close()
     assert await floor.ledger_problems() == []

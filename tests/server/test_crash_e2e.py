@@ -5,7 +5,13 @@ paid twice, players see the interruption, and the ledger check passes."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
+
+from games.db.embedded import PROJECT_DIR
 
 from .conftest import Floor, ServerProcess
 
@@ -99,4 +105,9 @@ async def test_kill_mid_hand_then_restart(crashy):
         for c in (croupier, lea, max_):
             await c.close()
     assert await floor.ledger_problems() == []
+    # What an operator types: the plain CLI on the server's database checks the open rounds too.
+    out = subprocess.run([sys.executable, "-m", "server.cli", "ledger", "check"], cwd=PROJECT_DIR,
+                         env={**os.environ, "DATABASE_URL": crashy.db_url}, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "pending holds; their rounds are open" in out.stdout
 

@@ -212,3 +212,23 @@ async def test_a_token_expiring_mid_connection_is_refused_then_renewed(people, f
         assert (await c.bet(T, "impair", 500))["type"] == "accepted"
     finally:
         await c.close()
+
+
+async def test_cashier_receipts_credit_and_chef_limits_are_checked_and_audited(people, floor):
+    chef, inspector = people["chef"], people["inspector"]
+    admin = await floor.admin()
+    try:
+        body = {"user": "hugo", "amount": 2_500, "id": "dep-hugo-audit"}
+        first = await admin.request("POST", "/cashier/deposit", json=body)
+        assert await admin.request("POST", "/cashier/deposit", json=body) == first  # the same receipt
+        await inspector.request("POST", "/credit", json={"user": "hugo", "limit": 5_000, "id": "cr-hugo"})
+        # A chef changes limits only at the tables they are assigned to.
+        with pytest.raises(HTTPError) as e:
+            await chef.request("PUT", f"/tables/{OTHER}/limits", json={"minimum": 1_000, "reason": "x"})
+        assert (e.value.status, e.value.code) == (403, "not_your_table")
+        log = await admin.request("GET", "/audit", params={"target": "hugo"})
+    finally:
+        await admin.close()
+    actions = [(e["actor"], e["action"], e["detail"].get("id")) for e in log]
+    assert ("admin", "cashier.deposit", "dep-hugo-audit") in actions
+    assert ("p-inspector", "credit.grant", "cr-hugo") in actions

@@ -3,6 +3,8 @@ deals and, when a player lets the time run out, sends the default action (stand)
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 from .conftest import Floor, ServerProcess
@@ -82,3 +84,34 @@ async def test_rng_blackjack_deals_and_times_out_to_stand(rng_floor):
     finally:
         await jane.close()
     assert await floor.ledger_problems() == []
+
+
+async def test_rng_shoe_commitment_is_revealed_when_the_shoe_ends(rng_floor):
+    """Each RNG shoe is salted afresh; when it ends, the order as committed and the salt are
+    published and hash to the commitment announced at the shuffle."""
+    floor, t = rng_floor, "rng-bj-shoe"
+    croupier = await floor.account("shoe-croupier", "croupier")
+    xena = await floor.account("xena")
+    await floor.table("blackjack", "lugano", t, mode="rng", staff=("shoe-croupier",))
+    try:
+        for c in (croupier, xena):
+            await c.connect()
+            await c.subscribe(t)
+        assert xena.snapshots[t]["view"]["phase"] == "betting"  # the first shoe is in play
+        assert "order" not in xena.snapshots[t]["view"] and "shoe" not in xena.snapshots[t]["view"]
+        commitments = []
+        for _ in range(2):
+            await croupier.play(t, {"type": "reshuffle"})  # no bets: the shoe ends now
+            revealed = (await xena.next_event(t, "shoe_revealed"))["event"]
+            assert hashlib.sha256(revealed["salt"].encode() + bytes(revealed["order"])).hexdigest() \
+                == revealed["commitment"]
+            assert sorted(revealed["order"]) == sorted(list(range(52)) * 6) and len(revealed["salt"]) == 32
+            if commitments:  # the shoe whose shuffle we saw: the commitment published then
+                assert revealed["commitment"] == commitments[-1]
+            # The next shoe: a new salt and order, a new commitment.
+            commitments.append((await xena.next_event(t, "shoe_shuffled"))["event"]["commitment"])
+            await xena.next_event(t, "round_opened")
+        assert len(set(commitments)) == 2
+    finally:
+        for c in (croupier, xena):
+            await c.close()

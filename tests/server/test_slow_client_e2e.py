@@ -1,0 +1,84 @@
+"""A client that stops reading, over a real socket with a small receive buffer, while a
+table produces many events (and it asks for the table's whole history again, more than the
+socket buffers hold): the server closes it with 4008 and the table goes on; another client
+of the same table keeps receiving every event, in seq order, none twice."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+import websockets
+
+from server.protocol import CLOSE_TOO_SLOW
+
+from .conftest import Floor, ServerProcess
+
+pytestmark = pytest.mark.slow
+
+T = "roul-slow"
+BETS = 1_200
+
+
+@pytest.fixture(scope="module")
+def small_queue(db_url, tmp_path_factory):
+    srv = ServerProcess(db_url, tmp_path_factory.mktemp("slow"), CASINO_SEND_QUEUE_FRAMES="256",
+                        CASINO_HEARTBEAT_SECONDS="60")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+async def _stuck_client(server: ServerProcess, token: str):
+    """A websocket that reads nothing once subscribed: a 4 KiB receive buffer and a client
+    that stops pulling frames off the socket when one is waiting (max_queue=1)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
+    return await websockets.connect(f"ws://127.0.0.1:{server.port}/ws", sock=sock, max_queue=1,
+                                    additional_headers={"Authorization": f"Bearer {token}"})
+
+
+async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
+    floor = Floor(small_queue)
+    croupier = await floor.account("slow-croupier", "croupier")
+    ugo = await floor.account("ugo", chips=BETS * 500)
+    watcher = await floor.account("vera")
+    stuck_user = await floor.account("walt")
+    await floor.table("roulette", "campione", T, staff=("slow-croupier",))
+    stuck = None
+    try:
+        for c in (croupier, ugo, watcher):
+            await c.connect()
+            await c.subscribe(T)
+        stuck = await _stuck_client(small_queue, stuck_user.token)
+        await stuck.send('{"type": "subscribe", "table": "%s", "cid": "s1"}' % T)
+        await croupier.play(T, {"type": "open_spin"})
+        # Many events at once: bets sent without waiting for each answer.
+        for start in range(0, BETS, 50):
+            answers = await asyncio.gather(*(ugo.bet(T, f"plein {i % 37}", 500) for i in range(start, start + 50)))
+            assert all(a["type"] == "accepted" for a in answers)
+        # And the whole history again, several times: far more than the socket's buffers hold.
+        for i in range(30):
+            await stuck.send('{"type": "subscribe", "table": "%s", "since": 0, "cid": "r%d"}' % (T, i))
+        # The table went on: the spin completes and every watcher sees every event in order.
+        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                     {"type": "result", "number": 17, "source": "croupier"}):
+            await croupier.play(T, step)
+        settled = await watcher.next_event(T, "spin_settled")
+        seqs = [f["seq"] for f in watcher.frames if f.get("type") == "event" and f["table"] == T]
+        first = watcher.snapshots[T]["seq"] + 1
+        assert seqs == list(range(first, settled["seq"] + 1))
+        # The stuck client, reading again: what was queued, then the close with 4008.
+        with pytest.raises(websockets.ConnectionClosed):
+            for received in range(BETS * 40):
+                await asyncio.wait_for(stuck.recv(), 10)
+        assert stuck.close_code == CLOSE_TOO_SLOW
+    finally:
+        if stuck is not None:
+            await stuck.close()
+        for c in (croupier, ugo, watcher, stuck_user):
+            await c.close()
+    assert await floor.ledger_problems() == []
