@@ -13,7 +13,7 @@ import time
 import asyncpg
 import pytest
 
-from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded
+from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded, with_database
 from games.db.migrate import migrate
 
 
@@ -63,7 +63,7 @@ async def fresh_db(pg_url: str):
     admin = await asyncpg.connect(pg_url)
     name = f"t_{os.getpid()}_{id(admin)}"
     await admin.execute(f'CREATE DATABASE "{name}"')
-    url = _with_database(pg_url, name)
+    url = with_database(pg_url, name)
     conn = await asyncpg.connect(url)
     try:
         await migrate(conn)
@@ -75,9 +75,3 @@ async def fresh_db(pg_url: str):
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
 
-
-def _with_database(url: str, name: str) -> str:
-    # postgresql://user:pw@host/db?query  ->  replace db
-    head, sep, query = url.partition("?")
-    base = head.rsplit("/", 1)[0]
-    return f"{base}/{name}{sep}{query}"

@@ -55,3 +55,9 @@ def stop_embedded(pgdata: Path) -> None:
     server = _servers.pop(pgdata.resolve(), None)
     if server is not None:
         server.cleanup()  # type: ignore[attr-defined]
+
+
+def with_database(url: str, name: str) -> str:
+    """The same server's URL with another database name (``postgresql://u@h/db?q``)."""
+    head, sep, query = url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"

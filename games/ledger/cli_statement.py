@@ -6,9 +6,8 @@ import argparse
 import asyncio
 import sys
 
-import asyncpg
-
-from games.db import create_pool, database_url, migrate
+from games.db import database_url
+from games.db.pool import open_migrated_pool
 from games.errors import GameError
 from games.ledger.store import Ledger
 from games.money import currency
@@ -21,13 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 async def _statement(args: argparse.Namespace) -> int:
-    url = database_url()
-    conn = await asyncpg.connect(url)
-    try:
-        await migrate(conn)
-    finally:
-        await conn.close()
-    pool = await create_pool(url, min_size=1, max_size=2)
+    pool = await open_migrated_pool(database_url())
     try:
         ledger = Ledger(pool)
         try:

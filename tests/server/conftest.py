@@ -15,7 +15,7 @@ import asyncpg
 import httpx
 import pytest
 
-from games.db.embedded import PROJECT_DIR
+from games.db.embedded import PROJECT_DIR, with_database
 
 ADMIN_PASSWORD = "admin-pass-123"
 PASSWORD = "secret-pass-1"
@@ -26,11 +26,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _with_database(url: str, name: str) -> str:
-    head, sep, query = url.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
 
 
 class ServerProcess:
@@ -98,7 +93,7 @@ async def db_url(pg_url: str):
     name = f"srv_{uuid.uuid4().hex[:10]}"
     await admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield _with_database(pg_url, name)
+        yield with_database(pg_url, name)
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
