@@ -1,0 +1,114 @@
+"""The benchmark drivers' websocket side: asyncio + uvloop, one reader per socket, answers
+matched by cid, frames decoded only as far as the driver needs (type, cid, table, seq).
+
+The echo endpoint sends a command back verbatim, so its "answer" is the frame carrying the
+same cid: bets and echo go through exactly the same client code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Callable
+
+import msgspec
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+TIMEOUT = 30.0
+
+
+class Frame(msgspec.Struct):
+    type: str
+    cid: str = ""
+    table: str = ""
+    seq: int = 0
+    code: str = ""
+
+
+_decode = msgspec.json.Decoder(Frame).decode
+
+
+class Sock:
+    """One websocket. ``waiting[cid]`` resolves to (frame, arrival time)."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, ws: ClientConnection, on_event: Callable[[str, int, float], None] | None = None) -> None:
+        self.ws = ws
+        self.waiting: dict[str, asyncio.Future] = {}
+        self.on_event = on_event
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, url: str, token: str | None = None, on_event=None) -> "Sock":
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        ws = await connect(url, additional_headers=headers, max_size=2**22, compression=None, open_timeout=TIMEOUT,
+                           ping_interval=None, close_timeout=2, max_queue=None)
+        return cls(ws, on_event)
+
+    async def _read(self) -> None:
+        waiting, on_event = self.waiting, self.on_event
+        try:
+            async for raw in self.ws:
+                now = time.monotonic()
+                f = _decode(raw)
+                if f.cid:
+                    fut = waiting.pop(f.cid, None)
+                    if fut is not None and not fut.done():
+                        fut.set_result((f, now))
+                elif f.type == "event" and on_event is not None:
+                    on_event(f.table, f.seq, now)
+        except ConnectionClosed:
+            pass
+        finally:
+            for fut in waiting.values():
+                if not fut.done():
+                    fut.set_exception(ConnectionError("closed"))
+
+    def new_cid(self) -> str:
+        return f"b{next(self._ids)}"
+
+    async def send(self, cid: str, text: str) -> asyncio.Future:
+        fut = asyncio.get_running_loop().create_future()
+        self.waiting[cid] = fut
+        await self.ws.send(text)
+        return fut
+
+    async def request(self, cid: str, text: str) -> tuple[Frame, float]:
+        return await asyncio.wait_for(await self.send(cid, text), TIMEOUT)
+
+    async def subscribe(self, table: str) -> Frame:
+        cid = self.new_cid()
+        frame, _ = await self.request(cid, msgspec.json.encode({"type": "subscribe", "table": table, "cid": cid})
+                                      .decode())
+        if frame.type != "accepted":
+            raise RuntimeError(f"subscribe {table}: {frame.code}")
+        return frame
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self.ws.close(), 5)
+        except Exception:
+            pass
+        self.reader.cancel()
+
+
+def bet_text(table: str, cid: str, number: int, amount: int) -> str:
+    """A straight bet as a player's client sends it (the echo gets the very same text)."""
+    return ('{"type":"play","table":"%s","cid":"%s","command":{"type":"place_bet","spot":"plein %d","amount":%d}}'
+            % (table, cid, number, amount))
+
+
+async def sleep_until(t: float) -> None:
+    delay = t - time.monotonic()
+    if delay > 0:
+        await asyncio.sleep(delay)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]

@@ -1,0 +1,100 @@
+"""The floor a load run plays on, set up through the real HTTP API as an admin would:
+player accounts with chips, croupiers assigned to live tables, RNG and live tables.
+
+The result is a plain dict (saved as JSON for locust's process) that says who logs in
+with which password and which tables exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+
+PASSWORD = "load-pass-123"
+CHIPS = 10_000_000  # CHF 100,000.00 per player: no run of minutes runs out of chips
+
+
+async def _admin(url: str, admin_password: str) -> httpx.AsyncClient:
+    http = httpx.AsyncClient(base_url=url, timeout=60)
+    r = await http.post("/auth/login", json={"user": "admin", "password": admin_password})
+    r.raise_for_status()
+    http.headers["Authorization"] = f"Bearer {r.json()['token']}"
+    return http
+
+
+async def _account(http: httpx.AsyncClient, user: str, role: str, chips: int) -> None:
+    r = await http.post("/accounts", json={"user": user, "password": PASSWORD, "role": role})
+    r.raise_for_status()
+    if chips:  # CHF and EUR: Titano's tables play in euros
+        for cur in ("CHF", "EUR"):
+            r = await http.post("/cashier/deposit", json={"user": user, "amount": chips, "currency": cur,
+                                                          "id": f"load-dep-{user}-{cur}"})
+            r.raise_for_status()
+
+
+async def _table(http: httpx.AsyncClient, table_id: str, game: str, profile: str, mode: str,
+                 staff: list[str], settings: dict[str, Any]) -> None:
+    r = await http.post("/tables", json={"game": game, "profile": profile, "mode": mode, "id": table_id,
+                                         "settings": settings})
+    r.raise_for_status()
+    for user in staff:
+        r = await http.post(f"/tables/{table_id}/staff", json={"user": user})
+        r.raise_for_status()
+
+
+async def build_floor(url: str, admin_password: str, *, players: int = 40, roulette_live: int = 1,
+                      roulette_rng: int = 1, blackjack_rng: tuple[str, ...] = ("campione", "titano", "lugano"),
+                      blackjack_live: tuple[str, ...] = ("lugano", "titano"), parallel: int = 8) -> dict[str, Any]:
+    """Create the accounts and tables; return the floor description."""
+    http = await _admin(url, admin_password)
+    try:
+        gate = asyncio.Semaphore(parallel)
+
+        async def limited(coro):
+            async with gate:
+                await coro
+
+        names = [f"lp{i:05d}" for i in range(players)]
+        croupiers = [f"lc-roulette-{i}" for i in range(roulette_live)]
+        croupiers += [f"lc-bj-{p}-{i}" for i, p in enumerate(blackjack_live)]
+        await asyncio.gather(*(limited(_account(http, n, "player", CHIPS)) for n in names),
+                             *(limited(_account(http, c, "croupier", 0)) for c in croupiers))
+        floor: dict[str, Any] = {"url": url, "password": PASSWORD, "players": names,
+                                 "roulette_live": {}, "roulette_rng": [], "blackjack_rng": {},
+                                 "blackjack_live": {}}
+        for i in range(roulette_live):
+            tid, croupier = f"load-roulette-live-{i}", f"lc-roulette-{i}"
+            await _table(http, tid, "roulette", "campione", "live", [croupier], {})
+            floor["roulette_live"][tid] = croupier
+        for i in range(roulette_rng):
+            tid = f"load-roulette-rng-{i}"
+            await _table(http, tid, "roulette", "campione", "rng", [], {})
+            floor["roulette_rng"].append(tid)
+        for profile in blackjack_rng:
+            tid = f"load-bj-rng-{profile}"
+            await _table(http, tid, "blackjack", profile, "rng", [], {"min_bet": 1_000, "max_bet": 10_000})
+            floor["blackjack_rng"][tid] = profile
+        for i, profile in enumerate(blackjack_live):
+            tid, croupier = f"load-bj-live-{profile}", f"lc-bj-{profile}-{i}"
+            await _table(http, tid, "blackjack", profile, "live", [croupier], {"min_bet": 1_000, "max_bet": 10_000})
+            floor["blackjack_live"][tid] = {"profile": profile, "croupier": croupier}
+        return floor
+    finally:
+        await http.aclose()
+
+
+async def login_tokens(url: str, users: list[str], password: str = PASSWORD, parallel: int = 8) -> dict[str, str]:
+    """A bearer token for each user (logins in parallel, bounded)."""
+    gate = asyncio.Semaphore(parallel)
+    out: dict[str, str] = {}
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        async def one(user: str) -> None:
+            async with gate:
+                r = await http.post("/auth/login", json={"user": user, "password": password})
+                r.raise_for_status()
+                out[user] = r.json()["token"]
+
+        await asyncio.gather(*(one(u) for u in users))
+    return out

@@ -1,0 +1,123 @@
+"""A casino server for a load run: its own fresh database, a subprocess on 127.0.0.1.
+
+Without a database URL the embedded PostgreSQL is started with its data in
+``.casino/loadtest-pg/`` (apart from ``./dev serve``'s floor and the tests' server); either
+way the run gets a database of its own, dropped again when the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import asyncpg
+import httpx
+
+from games.db.embedded import PROJECT_DIR, start_embedded
+
+ADMIN_PASSWORD = "loadtest-admin-pass"
+JWT_SECRET = "loadtest-secret-" + "l" * 40
+LOADTEST_PGDATA = PROJECT_DIR / ".casino" / "loadtest-pg"
+# Short clocks so RNG tables turn over within a short run (seconds).
+FAST_CLOCKS = {
+    "CASINO_BETTING_SECONDS": "3",
+    "CASINO_PAUSE_SECONDS": "1",
+    "CASINO_DECISION_SECONDS": "3",
+    "CASINO_HEARTBEAT_SECONDS": "5",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def with_database(url: str, name: str) -> str:
+    head, sep, query = url.partition("?")
+    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
+
+
+class LoadServer:
+    """``with LoadServer() as srv:`` -> ``srv.url`` serves until the block ends."""
+
+    def __init__(self, database_url: str | None = None, *, port: int | None = None,
+                 env: dict[str, str] | None = None, log_path: Path | None = None) -> None:
+        self.base_url = database_url
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.extra_env = env or {}
+        self.log_path = log_path or PROJECT_DIR / ".casino" / f"loadtest-server-{self.port}.log"
+        self.db_name = f"load_{uuid.uuid4().hex[:10]}"
+        self.db_url = ""
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "LoadServer":
+        base = self.base_url or os.environ.get("DATABASE_URL") or start_embedded(LOADTEST_PGDATA)
+        self.base_url = base
+        asyncio.run(self._admin(f'CREATE DATABASE "{self.db_name}"'))
+        self.db_url = with_database(base, self.db_name)
+        try:
+            self.start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+        asyncio.run(self._admin(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)'))
+
+    async def _admin(self, sql: str) -> None:
+        conn = await asyncpg.connect(self.base_url)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    def start(self) -> None:
+        env = {**os.environ, **FAST_CLOCKS, "DATABASE_URL": self.db_url, "CASINO_JWT_SECRET": JWT_SECRET,
+               "CASINO_ADMIN_PASSWORD": ADMIN_PASSWORD, "CASINO_ECHO_ENDPOINT": "1", **self.extra_env}
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
+             "--port", str(self.port), "--log-level", "warning"],
+            cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+        log.close()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"the server exited: {self.log()[-3000:]}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("the server did not start within 60 s")
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
