@@ -22,14 +22,11 @@ import time
 import asyncpg
 
 from games.db import create_pool, database_url, migrate
+from games.db.embedded import with_database
 from games.ledger import Hold, Ledger, Post, Transfer, Void, accounts
 
 BENCH_DB = "casino_bench_ledger"
 
-
-def _with_database(url: str, name: str) -> str:
-    head, sep, query = url.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
 
 
 async def fresh_database(url: str) -> str:
@@ -39,7 +36,7 @@ async def fresh_database(url: str) -> str:
         await admin.execute(f'CREATE DATABASE "{BENCH_DB}"')
     finally:
         await admin.close()
-    bench_url = _with_database(url, BENCH_DB)
+    bench_url = with_database(url, BENCH_DB)
     conn = await asyncpg.connect(bench_url)
     try:
         await migrate(conn)

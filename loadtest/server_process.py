@@ -20,7 +20,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from games.db.embedded import PROJECT_DIR, start_embedded
+from games.db.embedded import PROJECT_DIR, start_embedded, with_database
 
 ADMIN_PASSWORD = "loadtest-admin-pass"
 JWT_SECRET = "loadtest-secret-" + "l" * 40
@@ -39,10 +39,6 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
-
-def with_database(url: str, name: str) -> str:
-    head, sep, query = url.partition("?")
-    return f"{head.rsplit('/', 1)[0]}/{name}{sep}{query}"
 
 
 class LoadServer:

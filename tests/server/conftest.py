@@ -16,16 +16,12 @@ import httpx
 import pytest
 
 from games.db.embedded import PROJECT_DIR, with_database
+from loadtest.server_process import free_port
 
 ADMIN_PASSWORD = "admin-pass-123"
 PASSWORD = "secret-pass-1"
 JWT_SECRET = "test-secret-" + "x" * 40
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class ServerProcess:
@@ -33,7 +29,7 @@ class ServerProcess:
 
     def __init__(self, db_url: str, tmp_path, **env: str) -> None:
         self.db_url = db_url
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = tmp_path / f"server-{self.port}.log"
         self.env = {
