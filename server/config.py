@@ -35,6 +35,8 @@ class Settings:
     heartbeat_seconds: float = 15.0
     # A socket whose unsent frames pass this is closed (4008): it never slows a table.
     send_queue_frames: int = 2000
+    # ... once it is full and the socket has sent nothing for this long (a burst is not a stall).
+    send_stall_seconds: float = 2.0
     max_frame_bytes: int = 16 * 1024
     # Identifies this process in table_owners; leases are renewed every lease_seconds / 3.
     owner_id: str = field(default_factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
@@ -56,6 +58,7 @@ class Settings:
             pause_seconds=num("CASINO_PAUSE_SECONDS", 3.0),
             heartbeat_seconds=num("CASINO_HEARTBEAT_SECONDS", 15.0),
             send_queue_frames=int(num("CASINO_SEND_QUEUE_FRAMES", 2000)),
+            send_stall_seconds=num("CASINO_SEND_STALL_SECONDS", 2.0),
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
         )
         for k, v in overrides.items():

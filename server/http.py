@@ -112,6 +112,15 @@ class CreditOp(msgspec.Struct):
     currency: str = ""
 
 
+async def _first_time(conn: Any, table: str, op_id: str) -> bool:
+    """Whether ``op_id`` is new to ``table`` (else the ledger answers with the stored row and
+    nothing may be written). A transaction lock on the id makes a concurrent try with the
+    same id wait for this one, so exactly one of them writes the audit record."""
+    assert table in ("ledger_receipts", "ledger_credit_grants")
+    await conn.execute("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", f"{table}:{op_id}")
+    return await conn.fetchval(f"SELECT id FROM {table} WHERE id = $1", op_id) is None
+
+
 class AccountsController(Controller):
     path = "/"
     tags = ["accounts"]
@@ -182,9 +191,11 @@ class AccountsController(Controller):
         fn = ctx.ledger.deposit if what == "deposit" else ctx.ledger.cash_out
         async with ctx.pool.acquire() as conn:
             async with conn.transaction():  # the chips move only with their audit record
+                first = await _first_time(conn, "ledger_receipts", op_id)
                 receipt = await fn(who.id, cur, data.amount, op_id, conn=conn)
-                await audit.record(conn, request.user, f"cashier.{what}", who.id,
-                                   {"amount": data.amount, "currency": cur, "id": op_id})
+                if first:  # a replay gets its receipt again and writes nothing
+                    await audit.record(conn, request.user, f"cashier.{what}", who.id,
+                                       {"amount": data.amount, "currency": cur, "id": op_id})
         return receipt
 
     @post("/credit", status_code=200, guards=[require_roles("inspector")],
@@ -196,10 +207,12 @@ class AccountsController(Controller):
         op_id = data.id or f"credit-{secrets.token_hex(8)}"
         async with ctx.pool.acquire() as conn:
             async with conn.transaction():  # the credit line only with its audit record
+                first = await _first_time(conn, "ledger_credit_grants", op_id)
                 grant = await ctx.ledger.grant_credit(accounts.wallet(who.id, cur), data.limit, request.user.id,
                                                       op_id, conn=conn)
-                await audit.record(conn, request.user, "credit.grant", who.id,
-                                   {"limit": data.limit, "currency": cur, "id": op_id})
+                if first:  # a replay gets its grant again and writes nothing
+                    await audit.record(conn, request.user, "credit.grant", who.id,
+                                       {"limit": data.limit, "currency": cur, "id": op_id})
         return grant
 
     @get("/ledger/check", guards=[require_roles("inspector", *MANAGER_ROLES)],

@@ -1,11 +1,17 @@
 """One websocket per client: authenticate, subscribe to tables, send commands, get events.
 
-Every frame goes out through one bounded queue per socket, drained by one sender task;
-when a client reads too slowly and the queue fills, the socket is closed with 4008 and the
-table never waits for it. Table events come from Litestar channels (one subscriber per
-table per socket), are encoded once per event by the table owner, and are forwarded here
-by seq: a frame at or below what this socket already has is dropped, so a snapshot or a
-resume followed by live events gives each event exactly once.
+Every frame goes out through one queue per socket, drained by one sender task. A slow
+client is one that does not drain, not one whose queue is momentarily long: live table
+events and snapshots wait, in this socket's own tasks, while send_queue_frames of them are
+unsent, and the socket is closed with 4008 only when the sender then sends nothing for
+send_stall_seconds (or falls BACKLOG_FACTOR queues behind). Answers to the client's own
+frames are not counted there: they are bounded by the client (at most MAX_PENDING unsent;
+past that its frames are not read until it reads). Frames that cannot wait (heartbeats, a
+replay the client asked for) still close the socket at once when the queue is full. The
+table never waits for a client: it publishes on its channel and goes on. Table events come from Litestar channels (one subscriber per table per socket),
+are encoded once per event by the table owner, and are forwarded here by seq: a frame at
+or below what this socket already has is dropped, so a snapshot or a resume followed by
+live events gives each event exactly once.
 """
 
 from __future__ import annotations
@@ -41,8 +47,14 @@ class _CidPeek(msgspec.Struct):
 
 
 _peek = msgspec.json.Decoder(_Peek)
-# A connection may not flood a table's queue: past this many unanswered commands it is refused.
+# A connection may not flood a table's queue: past this many unanswered commands it is refused;
+# and past this many answers it has not read yet, its next frames wait to be read.
 MAX_PENDING = 256
+# A reader that drains, but slower than its tables publish, is too slow once this many times
+# send_queue_frames of events wait for it in Litestar's subscriber backlog.
+BACKLOG_FACTOR = 32
+# How long a closing socket's task waits for the close frame to go out.
+CLOSE_FRAME_SECONDS = 30.0
 _cid_peek = msgspec.json.Decoder(_CidPeek)
 
 
@@ -55,7 +67,14 @@ class Connection:
         self.socket = socket
         self.ctx = ctx
         self.channels = channels
-        self.out: asyncio.Queue[bytes] = asyncio.Queue(maxsize=ctx.settings.send_queue_frames)
+        # (frame, counted): counted frames are table events, snapshots, heartbeats; the others
+        # answer the client's own frames.
+        self.out: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue()
+        self.bound = ctx.settings.send_queue_frames
+        self.stall_seconds = ctx.settings.send_stall_seconds
+        self.queued = 0  # counted frames unsent
+        self.answers = 0  # answers unsent
+        self.progress = asyncio.Event()  # set each time the sender has handed a frame over
         self.who: Principal | None = None
         self.expires: datetime | None = None
         self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
@@ -67,15 +86,54 @@ class Connection:
 
     # ---- sending -------------------------------------------------------------------------
     def send(self, frame: bytes) -> None:
+        """A frame that cannot wait (a heartbeat, a notice): with the queue already full of
+        unsent frames the client is too slow."""
         if self.closing:
             return
-        try:
-            self.out.put_nowait(frame)
-        except asyncio.QueueFull:
-            self.close(CLOSE_TOO_SLOW, "too slow: frames were not read in time")
+        if self.queued >= self.bound:
+            self._too_slow()
+            return
+        self.queued += 1
+        self.out.put_nowait((frame, True))
 
     def send_msg(self, msg: Any) -> None:
         self.send(encoder.encode(msg))
+
+    async def deliver(self, frame: bytes) -> bool:
+        """A table event, snapshot or replayed event: waits (this socket's task, never the
+        table) while the queue is full and the sender is making progress; closes with 4008
+        once the sender has sent nothing for stall_seconds. False once the socket is closing."""
+        while not self.closing and self.queued >= self.bound:
+            if not await self._progressed():
+                return False
+        if self.closing:
+            return False
+        self.queued += 1
+        self.out.put_nowait((frame, True))
+        return True
+
+    def answer(self, msg: Any) -> None:
+        """An answer to one of the client's frames (bounded by the reader: see _receive_loop)."""
+        if self.closing:
+            return
+        self.answers += 1
+        self.out.put_nowait((encoder.encode(msg), False))
+
+    async def _progressed(self) -> bool:
+        """Wait for the sender to hand over a frame; False (and 4008) if it sent none in time."""
+        self.progress.clear()
+        try:
+            await asyncio.wait_for(self.progress.wait(), self.stall_seconds)
+            return True
+        except asyncio.TimeoutError:
+            self._too_slow()
+            return False
+
+    def _too_slow(self) -> None:
+        self.close(CLOSE_TOO_SLOW, "too slow: frames were not read in time")
+        while not self.out.empty():  # what it did not read is dropped, not kept for it
+            self.out.get_nowait()
+        self.queued = self.answers = 0
 
     def close(self, code: int, reason: str) -> None:
         if self.closing is None:
@@ -84,13 +142,21 @@ class Connection:
 
     async def _sender(self) -> None:
         while True:
-            frame = await self.out.get()
+            frame, counted = await self.out.get()
             await self.socket.send_text(frame.decode())
+            if self.closing and self.closing[0] == CLOSE_TOO_SLOW:
+                continue  # the counters were reset with the queue
+            if counted:
+                self.queued -= 1
+            else:
+                self.answers -= 1
+            self.progress.set()
 
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.ctx.settings.heartbeat_seconds)
-            self.send_msg(Heartbeat(datetime.now(timezone.utc).isoformat()))
+            if self.out.empty():  # else frames are going out: no keep-alive to pile up
+                self.send_msg(Heartbeat(datetime.now(timezone.utc).isoformat()))
             if self.expires and datetime.now(timezone.utc) >= self.expires:
                 self.send_msg(Error("token_expired", "Your session has expired: log in again."))
 
@@ -124,7 +190,9 @@ class Connection:
             sender.cancel()
             if self.closing:
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.socket.close(*self.closing), 1.0)
+                    # A client too slow to read has a full socket buffer: its close frame goes out
+                    # when it reads again (this socket's task waits, nothing else), or never.
+                    await asyncio.wait_for(self.socket.close(*self.closing), CLOSE_FRAME_SECONDS)
 
     async def _drain(self) -> None:
         while not self.out.empty() and self.closing and self.closing[0] != CLOSE_TOO_SLOW:
@@ -147,13 +215,18 @@ class Connection:
     async def _receive_loop(self) -> None:
         limit = self.ctx.settings.max_frame_bytes
         while True:
+            # A client sending faster than it reads its answers is read no further until it
+            # reads (TCP pushes back on it); if it reads nothing for stall_seconds, it is too slow.
+            while self.answers >= MAX_PENDING and not self.closing:
+                if not await self._progressed():
+                    return
             message = await self.socket.receive()
             if message["type"] == "websocket.disconnect":
                 return
             data = message.get("text")
             raw = data.encode() if data is not None else (message.get("bytes") or b"")
             if len(raw) > limit:
-                self.send_msg(Error("frame_too_large", f"Frames are at most {limit} bytes; this one was ignored."))
+                self.answer(Error("frame_too_large", f"Frames are at most {limit} bytes; this one was ignored."))
                 continue
             try:
                 msg = client_decoder.decode(raw)
@@ -170,20 +243,20 @@ class Connection:
         except (msgspec.ValidationError, msgspec.DecodeError):
             cid = ""
         if cid:
-            self.send_msg(Rejected(cid, code, f"Not a valid message: {exc}"))
+            self.answer(Rejected(cid, code, f"Not a valid message: {exc}"))
         else:
-            self.send_msg(Error(code, f"Not a valid message: {exc}"))
+            self.answer(Error(code, f"Not a valid message: {exc}"))
 
     # ---- commands --------------------------------------------------------------------------
     def _dispatch(self, msg: Any) -> None:
         if isinstance(msg, Ping):
-            self.send_msg(Pong(msg.cid))
+            self.answer(Pong(msg.cid))
             return
         if isinstance(msg, Auth):
             self._spawn(self._reauth(msg))
             return
         if self.expires and datetime.now(timezone.utc) >= self.expires:
-            self.send_msg(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
+            self.answer(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
                                    getattr(msg, "table", "")))
             return
         if isinstance(msg, Subscribe):
@@ -204,9 +277,9 @@ class Connection:
                 raise GameError("wrong_user", "A connection keeps its user: connect again to switch.")
             await self._authenticate(msg.token)
         except GameError as exc:
-            self.send_msg(Rejected(msg.cid, exc.code, exc.message))
+            self.answer(Rejected(msg.cid, exc.code, exc.message))
             return
-        self.send_msg(Accepted(msg.cid))
+        self.answer(Accepted(msg.cid))
 
     def _play(self, msg: Play) -> None:
         try:
@@ -217,22 +290,22 @@ class Connection:
             rt.kind.admit(self.who, rt.info)
             command = rt.kind.decode_command(msg.command, self.who)
         except GameError as exc:
-            self.send_msg(Rejected(msg.cid, exc.code, exc.message, msg.table))
+            self.answer(Rejected(msg.cid, exc.code, exc.message, msg.table))
             return
         if self.pending >= MAX_PENDING:
-            self.send_msg(Rejected(msg.cid, "too_many_pending",
+            self.answer(Rejected(msg.cid, "too_many_pending",
                                    f"Wait for answers: at most {MAX_PENDING} commands may be pending.", msg.table))
             return
         fut = rt.submit(self.who, msg.cid, command)
         if fut.done():
-            self.send_msg(fut.result())
+            self.answer(fut.result())
         else:
             self.pending += 1
             fut.add_done_callback(self._answered)
 
     def _answered(self, fut: asyncio.Future) -> None:
         self.pending -= 1
-        self.send_msg(fut.result())
+        self.answer(fut.result())
 
     # ---- subscriptions -------------------------------------------------------------------
     async def _subscribe(self, msg: Subscribe) -> None:
@@ -241,7 +314,7 @@ class Connection:
             info = self.ctx.manager.info(table)
             rt = self.ctx.manager.runtime(table)
         except GameError as exc:
-            self.send_msg(Rejected(msg.cid, exc.code, exc.message, table))
+            self.answer(Rejected(msg.cid, exc.code, exc.message, table))
             return
         if table in self.subs:
             await self._unsubscribe(table)
@@ -260,15 +333,19 @@ class Connection:
                     replay = None  # a gap should not happen; fall back to a snapshot
             if replay is not None:
                 last = msg.since
+                # A replay the client asked for is queued at once, against the bound: asking for
+                # more history than send_queue_frames without reading it is too slow.
                 for seq, round_id, payload in replay:
                     self.send_msg(Event(table, seq, round_id, rt.kind.public_payload(payload)))
                     last = seq
                 self.last_seq[table] = last
             else:
                 seq, view = rt.snapshot_view(self.who)
-                self.send_msg(Snapshot(table, seq, info.game, info.profile, info.mode, info.currency, view))
                 self.last_seq[table] = seq
-            self.send_msg(Accepted(msg.cid, table, self.last_seq[table]))
+                if not await self.deliver(encoder.encode(Snapshot(table, seq, info.game, info.profile, info.mode,
+                                                                  info.currency, view))):
+                    return
+            self.answer(Accepted(msg.cid, table, self.last_seq[table]))
         finally:
             gate.set()
 
@@ -279,18 +356,20 @@ class Connection:
             seq = _peek.decode(frame).seq
             if seq > self.last_seq.get(table, 0):
                 self.last_seq[table] = seq
-                self.send(frame)
-                if self.out.qsize() * 2 >= self.out.maxsize:
-                    # A burst (a spin settling thousands of bets) is not a slow reader: let
-                    # the sender drain before queueing more (found by issue 7's load test).
-                    await asyncio.sleep(0)
+                if self.queued >= self.bound and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
+                    self._too_slow()
+                    return
+                # A burst (a spin settling thousands of bets) waits here for the sender, in
+                # Litestar's backlog of this subscriber, not in the table (issue 7's load test).
+                if not await self.deliver(frame):
+                    return
 
     async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
         if msg.table not in self.subs:
-            self.send_msg(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
+            self.answer(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
             return
         await self._unsubscribe(msg.table)
-        self.send_msg(Accepted(msg.cid, msg.table))
+        self.answer(Accepted(msg.cid, msg.table))
 
     async def _unsubscribe(self, table: str) -> None:
         subscriber, pump = self.subs.pop(table)

@@ -234,11 +234,17 @@ class BlackjackKind(GameKind):
         return f"round-{engine.state.round}"
 
     def label_rounds(self, events: list[Any], before: str, after: str) -> list[str]:
-        """Events up to the round's end belong to it; what follows (the next round opening) to the next."""
+        """A round's events run from its start to its end and the wrap-up the end brings in the
+        same command (button_moved, the jackpot report, shoe_ended and the server's
+        shoe_revealed when the round was the shoe's last): all of that is recalled under the
+        round that ended. The next round's events begin with its round_opened."""
         end = -1
         for i, ev in enumerate(events):
             if isinstance(ev, (E.RoundSettled, E.RoundVoided)) and (not isinstance(ev, E.RoundVoided) or not ev.boxes):
                 end = i
+        if end >= 0:
+            while end + 1 < len(events) and not isinstance(events[end + 1], E.RoundOpened):
+                end += 1
         return [before if i <= end else after for i in range(len(events))]
 
 

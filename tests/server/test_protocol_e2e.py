@@ -232,3 +232,22 @@ async def test_cashier_receipts_credit_and_chef_limits_are_checked_and_audited(p
     actions = [(e["actor"], e["action"], e["detail"].get("id")) for e in log]
     assert ("admin", "cashier.deposit", "dep-hugo-audit") in actions
     assert ("p-inspector", "credit.grant", "cr-hugo") in actions
+
+
+async def test_a_replayed_cashier_or_credit_request_writes_no_second_audit_record(people, floor):
+    inspector = people["inspector"]
+    admin = await floor.admin()
+    try:
+        dep = {"user": "gina", "amount": 1_200, "id": "dep-gina-replay"}
+        out = {"user": "gina", "amount": 700, "id": "out-gina-replay"}
+        credit = {"user": "gina", "limit": 3_000, "id": "cr-gina-replay"}
+        receipts = [await admin.request("POST", "/cashier/deposit", json=dep) for _ in range(2)]
+        cashed = [await admin.request("POST", "/cashier/cash-out", json=out) for _ in range(2)]
+        grants = [await inspector.request("POST", "/credit", json=credit) for _ in range(2)]
+        log = await admin.request("GET", "/audit", params={"target": "gina", "limit": 5000})
+    finally:
+        await admin.close()
+    assert receipts[0] == receipts[1] and cashed[0] == cashed[1] and grants[0] == grants[1]
+    assert receipts[0]["amount"] == 1_200 and cashed[0]["amount"] == 700
+    ids = [e["detail"].get("id") for e in log]
+    assert ids.count("dep-gina-replay") == ids.count("out-gina-replay") == ids.count("cr-gina-replay") == 1

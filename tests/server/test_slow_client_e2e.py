@@ -82,3 +82,44 @@ async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
         for c in (croupier, ugo, watcher, stuck_user):
             await c.close()
     assert await floor.ledger_problems() == []
+
+
+BURST = 200
+
+
+@pytest.fixture(scope="module")
+def tiny_queue(db_url, tmp_path_factory):
+    srv = ServerProcess(db_url, tmp_path_factory.mktemp("burst"), CASINO_SEND_QUEUE_FRAMES="64",
+                        CASINO_HEARTBEAT_SECONDS="60")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+async def test_a_reading_client_sending_a_burst_is_not_dropped(tiny_queue):
+    """200 commands sent without waiting, under a queue of 64 frames: their 200 answers and
+    200 events are queued at once, but the client reads, so it is served, not closed."""
+    floor = Floor(tiny_queue)
+    croupier = await floor.account("burst-croupier", "croupier")
+    xavi = await floor.account("xavi", chips=BURST * 500)
+    await floor.table("roulette", "campione", "roul-burst", staff=("burst-croupier",))
+    try:
+        for c in (croupier, xavi):
+            await c.connect()
+            await c.subscribe("roul-burst")
+        start = (await croupier.play("roul-burst", {"type": "open_spin"}))["seq"]
+        await xavi.wait_seq("roul-burst", start)
+        answers = await asyncio.gather(*(xavi.bet("roul-burst", f"plein {i % 37}", 500) for i in range(BURST)))
+        assert [a["type"] for a in answers] == ["accepted"] * BURST
+        last = max(a["seq"] for a in answers)
+        await xavi.wait_seq("roul-burst", last)
+        seqs = [f["seq"] for f in xavi.frames if f.get("type") == "event" and f["table"] == "roul-burst"]
+        assert seqs == list(range(xavi.snapshots["roul-burst"]["seq"] + 1, last + 1))
+        placed = [f for f in xavi.frames if f.get("type") == "event" and f["event"]["type"] == "wager_placed"]
+        assert len(placed) == BURST
+        assert not xavi.closed.done()  # still connected: a ping is answered
+        assert (await xavi.command({"type": "ping"}))["type"] == "pong"
+    finally:
+        for c in (croupier, xavi):
+            await c.close()
+    assert await floor.ledger_problems() == []
