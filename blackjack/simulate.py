@@ -9,8 +9,6 @@ time itself and start processes.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import time
 from collections.abc import Callable
 
 import msgspec
@@ -21,6 +19,7 @@ from blackjack.profiles import Profile
 from blackjack.shoe import cut_bounds
 from blackjack.strategy import DOUBLE, HIT, SPLIT, STAND, strategy_for
 from blackjack.table import BlackjackTable
+from games.parallel import Stopwatch, run_chunks
 from games.rng import SeededRng, shuffled
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
@@ -38,7 +37,6 @@ class Stats(msgspec.Struct):
     sum_sq: float = 0.0  # of each round's net, for the interval
     outcomes: dict[str, int] = {}  # a box's net result in units -> how many
     voided: int = 0
-    seconds: float = 0.0
 
     def add(self, o: Stats) -> None:
         self.rounds += o.rounds
@@ -148,11 +146,7 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
 
 
 def _work(args: tuple) -> Stats:
-    profile, rounds, seed, chunk, boxes = args
-    t0 = time.perf_counter()
-    st = play_chunk(profile, rounds, seed, chunk, boxes)
-    st.seconds = time.perf_counter() - t0
-    return st
+    return play_chunk(*args)
 
 
 def simulate(
@@ -166,7 +160,6 @@ def simulate(
 ) -> tuple[Stats, float]:
     """Play ``rounds`` rounds; returns the summed stats and the wall-clock seconds."""
     boxes = boxes or default_boxes(profile)
-    workers = workers or multiprocessing.cpu_count()
     jobs = []
     left, chunk = rounds, 0
     while left > 0:
@@ -175,23 +168,11 @@ def simulate(
         left -= n
         chunk += 1
     total = Stats()
-    t0 = time.perf_counter()
-    done = 0
-    if workers == 1 or len(jobs) == 1:
-        results = map(_work, jobs)
-        for st in results:
-            total.add(st)
-            done += st.rounds
-            if progress:
-                progress(done, rounds)
-    else:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(workers) as pool:
-            for st in pool.imap_unordered(_work, jobs):
-                total.add(st)
-                done += st.rounds
-                if progress:
-                    progress(done, rounds)
-    wall = time.perf_counter() - t0
+    clock = Stopwatch()
+    for st in run_chunks(_work, jobs, workers):
+        total.add(st)
+        if progress:
+            progress(total.rounds, rounds)
+    wall = clock.seconds
     total.outcomes = dict(sorted(total.outcomes.items(), key=lambda kv: float(kv[0])))
     return total, wall
