@@ -1,5 +1,6 @@
 """The benchmark drivers' websocket side: asyncio + uvloop, one reader per socket, answers
-matched by cid, frames decoded only as far as the driver needs (type, cid, table, seq).
+matched by cid, frames decoded only as far as the driver needs (type, cid, table, seq, and
+the seq of each event in an ``events`` message: each event is timed on its own).
 
 The echo endpoint sends a command back verbatim, so its "answer" is the frame carrying the
 same cid: bets and echo go through exactly the same client code.
@@ -19,12 +20,17 @@ from websockets.exceptions import ConnectionClosed
 TIMEOUT = 30.0
 
 
+class _Seq(msgspec.Struct):
+    seq: int
+
+
 class Frame(msgspec.Struct):
     type: str
     cid: str = ""
     table: str = ""
     seq: int = 0
     code: str = ""
+    events: list[_Seq] = []
 
 
 _decode = msgspec.json.Decoder(Frame).decode
@@ -39,6 +45,8 @@ class Sock:
         self.ws = ws
         self.waiting: dict[str, asyncio.Future] = {}
         self.on_event = on_event
+        self.event_messages = 0  # ``events`` messages received, and the events in them
+        self.events = 0
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
@@ -58,8 +66,12 @@ class Sock:
                     fut = waiting.pop(f.cid, None)
                     if fut is not None and not fut.done():
                         fut.set_result((f, now))
-                elif f.type == "event" and on_event is not None:
-                    on_event(f.table, f.seq, now)
+                elif f.type == "events":
+                    self.event_messages += 1
+                    self.events += len(f.events)
+                    if on_event is not None:
+                        for e in f.events:  # one batch, one arrival time for each of its events
+                            on_event(f.table, e.seq, now)
         except ConnectionClosed:
             pass
         finally:

@@ -169,10 +169,13 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
         if op == "stop":
             break
         if op == "closed":
+            m0, e0 = sum(s.event_messages for s in socks), sum(s.events for s in socks)
             res = await asyncio.gather(*(_closed_loop(s, t, cmd) for s, t in opened))
             lat = [x for r in res for x in r[0]]
             refused = collections.Counter(c for r in res for c in r[1])
-            outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused)}))
+            outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused),
+                                      "event_messages": sum(s.event_messages for s in socks) - m0,
+                                      "events": sum(s.events for s in socks) - e0}))
         elif op == "open":
             res = await asyncio.gather(*(_open_loop(s, t, cmd, cmd["rate"] / len(opened)) for s, t in opened))
             lat = [x for r in res for x in r[0]]
@@ -278,7 +281,10 @@ def _merge(results: list[dict], seconds: float) -> dict:
         refused.update(r["refused"])
     return {"per_s": len(lat) / seconds, "done": len(lat), "refused": dict(refused),
             "p50": percentile(lat, 50) * 1000, "p95": percentile(lat, 95) * 1000, "p99": percentile(lat, 99) * 1000,
-            "lag": max((r.get("lag", 0.0) for r in results), default=0.0) * 1000}
+            "lag": max((r.get("lag", 0.0) for r in results), default=0.0) * 1000,
+            # Table event frames the sockets received, and the events in them, per answered command.
+            "event_frames_per": sum(r.get("event_messages", 0) for r in results) / max(len(lat), 1),
+            "events_per": sum(r.get("events", 0) for r in results) / max(len(lat), 1)}
 
 
 def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[str, float]:
@@ -352,6 +358,7 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             print(f"  echo {echo['per_s']:8.0f} round trips/s (p50 {echo['p50']:.1f} ms) | "
                   f"bets {bets['per_s']:8.0f} acked/s (p50 {bets['p50']:.1f} ms, p99 {bets['p99']:.1f} ms) | "
                   f"ratio {bets['per_s'] / echo['per_s']:.2f} | refused {bets['refused']}\n"
+                  f"    per bet: {bets['event_frames_per']:.2f} event frames out ({bets['events_per']:.1f} events)\n"
                   f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}", flush=True)
             if profile_out:
                 return out

@@ -129,15 +129,22 @@ class TableSocket:
                         waiting[0].set(msg)
                         if kind == "accepted" and msg.get("seq"):
                             ORIGINS.acked(msg["table"], msg["seq"], waiting[1])
-                elif kind == "event":
-                    ORIGINS.arrived(msg["table"], msg["seq"], msg["event"].get("type", "?"), len(raw),
-                                    self._event_timed)
+                elif kind == "events":
+                    # Each event of a batch is timed on its own; the frame's size is shared out.
+                    size = len(raw) // max(len(msg["events"]), 1)
+                    for e in msg["events"]:
+                        ORIGINS.arrived(msg["table"], e["seq"], e["event"].get("type", "?"), size,
+                                        self._event_timed)
                 elif kind == "snapshot":
                     self.snapshots[msg["table"]] = msg
                 elif kind == "error":
                     self.fire(request_type="WS", name=f"error {msg.get('code')}", response_time=0,
                               response_length=len(raw), exception=RuntimeError(msg.get("message")), context={})
-                self.on_frame(msg)
+                if kind == "events":  # users see one event at a time, as {"type": "event", ...}
+                    for e in msg["events"]:
+                        self.on_frame({"type": "event", "table": msg["table"], **e})
+                else:
+                    self.on_frame(msg)
         except ConnectionClosed:
             pass
         finally:
@@ -194,7 +201,8 @@ class TableSocket:
 class CasinoWsUser(User):
     """Base class: log in over HTTP (timed), open the websocket; subclasses play.
 
-    ``self.frames`` receives every frame the socket gets; a subclass waits on it with
+    ``self.frames`` receives every frame the socket gets (an ``events`` message as one
+    ``{"type": "event", ...}`` per event); a subclass waits on it with
     ``next_frame``/``wait_event`` (each bounded in time)."""
 
     abstract = True

@@ -11,7 +11,7 @@ from server import protocol
 from server.kinds import KINDS
 
 _CLIENT = [protocol.Auth, protocol.Subscribe, protocol.Unsubscribe, protocol.Play, protocol.Ping]
-_SERVER = [protocol.Accepted, protocol.Rejected, protocol.Snapshot, protocol.Event, protocol.Error,
+_SERVER = [protocol.Accepted, protocol.Rejected, protocol.Snapshot, protocol.Events, protocol.Error,
            protocol.Heartbeat, protocol.Pong]
 
 
@@ -46,6 +46,8 @@ def document() -> dict[str, Any]:
                 "applied twice. 'play' carries a game command in that game's format (see "
                 "x-game-commands). Table events carry the table's 'seq': 'subscribe' gives a "
                 "'snapshot' then every later event; 'subscribe' with 'since' resumes exactly after it. "
+                "Table events always come in 'events' messages (one per committed batch, consecutive "
+                "seqs in order; 'seq' is the last one's). "
                 f"Close codes: {protocol.CLOSE_UNAUTHORIZED} unauthorized, {protocol.CLOSE_TOKEN_EXPIRED} "
                 f"token expired, {protocol.CLOSE_TOO_SLOW} client too slow (its queue overflowed)."
             ),

@@ -8,6 +8,9 @@
         event = await c.next_event("campione-roulette-1", "spin_result")
 
 ``play`` returns the server's ``accepted`` answer or raises ``Rejected`` (with ``code``).
+The server sends table events in ``events`` messages (one per committed batch); the client
+unpacks each into one dict per event, ``{"type": "event", "table", "seq", "round", "event"}``,
+which is what ``next_event``, ``drain`` and ``frames`` hold.
 Fields the server knows (who you are: ``by``, ``player``, ``role``) are filled in for you.
 """
 
@@ -52,7 +55,8 @@ class CasinoClient:
         self.closed: asyncio.Future | None = None  # the close code, once the server closed us
         self.last_seq: dict[str, int] = {}
         self.snapshots: dict[str, dict] = {}
-        self.frames: list[dict] = []  # everything received, for inspection
+        self.frames: list[dict] = []  # everything received (``events`` unpacked), for inspection
+        self.messages = 0  # websocket messages received (an ``events`` message is one)
         self._events: dict[str, asyncio.Queue] = {}
         self._answers: dict[str, asyncio.Future] = {}
         self._reader: asyncio.Task | None = None
@@ -137,10 +141,20 @@ class CasinoClient:
         try:
             async for raw in self.ws:
                 msg = json.loads(raw)
-                self.frames.append(msg)
+                self.messages += 1
+                kind = msg.get("type")
+                if kind == "events":
+                    table = msg["table"]
+                    q = self._queue(table)
+                    for e in msg["events"]:
+                        one = {"type": "event", "table": table, **e}
+                        self.frames.append(one)
+                        self.last_seq[table] = e["seq"]
+                        q.put_nowait(one)
+                else:
+                    self.frames.append(msg)
                 if len(self.frames) > self.max_frames:  # a long-lived client (a bot) keeps the recent half
                     del self.frames[: self.max_frames // 2]
-                kind = msg.get("type")
                 if kind in ("accepted", "rejected", "pong"):
                     fut = self._answers.pop(msg.get("cid", ""), None)
                     if fut and not fut.done():
@@ -149,10 +163,6 @@ class CasinoClient:
                     self.snapshots[msg["table"]] = msg
                     self.last_seq[msg["table"]] = msg["seq"]
                     self._queue(msg["table"]).put_nowait(msg)
-                elif kind == "event":
-                    table = msg["table"]
-                    self.last_seq[table] = msg["seq"]
-                    self._queue(table).put_nowait(msg)
         except websockets.ConnectionClosed:
             pass
         finally:

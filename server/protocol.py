@@ -4,7 +4,9 @@ Every client command carries a client id ``cid``; the server answers it with ``a
 or ``rejected`` (stable ``code``), and answers a retried ``cid`` again without applying it
 twice. Table events carry the table's sequence number ``seq``: a subscriber gets a
 ``snapshot`` (what it may see, at ``seq``) then every event after it; resuming with
-``since`` replays exactly the events after ``since``.
+``since`` replays exactly the events after ``since``. Table events always travel in
+``events`` messages: one per committed batch (consecutive seqs, in order), so that a bet
+costs each subscriber a share of one frame, not a frame of its own.
 
 Game commands travel inside ``play`` as the game's own JSON (its engine's tagged union),
 decoded by that game's decoder once the table is known.
@@ -94,11 +96,20 @@ class Snapshot(_Msg, tag="snapshot"):
     view: Any
 
 
-class Event(_Msg, tag="event"):
-    table: str
+class TableEvent(msgspec.Struct):
+    """One table event inside ``events``: its seq, the round it belongs to, the event."""
+
     seq: int
     round: str
     event: Any
+
+
+class Events(_Msg, tag="events"):
+    """Table events with consecutive seqs, in order; ``seq`` is the last one's."""
+
+    table: str
+    seq: int
+    events: list[TableEvent]
 
 
 class Error(_Msg, tag="error"):
@@ -116,7 +127,7 @@ class Pong(_Msg, tag="pong"):
     cid: str = ""
 
 
-ServerMessage = Accepted | Rejected | Snapshot | Event | Error | Heartbeat | Pong
+ServerMessage = Accepted | Rejected | Snapshot | Events | Error | Heartbeat | Pong
 
 client_decoder = msgspec.json.Decoder(ClientMessage)
 encoder = msgspec.json.Encoder()

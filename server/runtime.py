@@ -3,7 +3,8 @@
 Per batch of queued commands: the engine handles each (a GameError rejects that one and
 changes nothing), then ONE PostgreSQL transaction writes the ledger ops, the events with
 their seq, the engine state and the accepted command ids; only after the commit are the
-commands acknowledged and the events broadcast on the table's channel. If the ledger
+commands acknowledged and the events broadcast on the table's channel, all of the batch's
+events in one ``events`` message encoded once (one frame per subscriber per batch). If the ledger
 refuses the batch (insufficient funds...), the engine is rebuilt from the committed state
 and the commands are retried one by one, so one player's refusal never costs another's.
 
@@ -27,7 +28,7 @@ from server import jackpots, store
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.ledger_bridge import open_refs, ops_for
-from server.protocol import Accepted, Event, Rejected, TableInterrupted, TableResumed, encoder
+from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
 
 log = logging.getLogger("casino.runtime")
 
@@ -314,7 +315,7 @@ class TableRuntime:
         tid, cur = self.info.id, self.info.currency
         seq = self.seq
         event_rows: list[tuple] = []
-        frames: list[bytes] = []
+        published: list[TableEvent] = []
         acks: list[tuple[Item, int]] = []
         results: list[tuple] = []
         audits: list[tuple] = []
@@ -325,7 +326,7 @@ class TableRuntime:
                 seq += 1
                 all_events.append(ev)
                 event_rows.append((tid, seq, round_id, event_tag(ev), it.who.id, encoder.encode(ev).decode()))
-                frames.append(encoder.encode(Event(tid, seq, round_id, self.kind.public_event(ev))))
+                published.append(TableEvent(seq, round_id, self.kind.public_event(ev)))
                 if isinstance(ev, WagerPlaced):
                     players.add((ev.player, round_id))
             acks.append((it, seq))
@@ -361,6 +362,8 @@ class TableRuntime:
                 raise LostOwnership(tid)
         self.seq = seq
         self.committed = state
+        # The whole batch in one message, encoded once for every subscriber.
+        frames = [encoder.encode(Events(tid, seq, published))] if published else []
         return frames, acks
 
     # ---- timers ----------------------------------------------------------------------------

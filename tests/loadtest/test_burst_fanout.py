@@ -40,7 +40,8 @@ async def test_a_burst_larger_than_the_queue_reaches_a_fast_reader():
     sender = asyncio.create_task(conn._sender())
     gate = asyncio.Event()
     gate.set()
-    frames = [b'{"type":"event","table":"t","seq":%d}' % i for i in range(1, 101)]
+    frames = [b'{"type":"events","table":"t","seq":%d,"events":[{"seq":%d,"round":"r","event":{}}]}' % (i, i)
+              for i in range(1, 101)]
     try:
         await asyncio.wait_for(conn._pump("t", Burst(frames), gate), 5)
         for _ in range(10):

@@ -185,7 +185,8 @@ async def test_heartbeats_and_published_protocol(people, floor):
     assert doc["asyncapi"].startswith("3.")
     client_msgs = [m["$ref"].rsplit("/", 1)[1] for m in doc["operations"]["clientSends"]["messages"]]
     assert client_msgs == ["Auth", "Subscribe", "Unsubscribe", "Play", "Ping"]
-    assert "Snapshot" in doc["components"]["messages"] and "Event" in doc["components"]["schemas"]
+    assert "Snapshot" in doc["components"]["messages"] and "Events" in doc["components"]["messages"]
+    assert doc["components"]["schemas"]["TableEvent"]["required"] == ["seq", "round", "event"]
     assert set(doc["x-game-commands"]) == {"roulette", "blackjack"}
     openapi = await gina.request("GET", "/schema/openapi.json")
     assert "/tables/{table_id}/rounds/{round_id}" in openapi["paths"]
@@ -251,3 +252,33 @@ async def test_a_replayed_cashier_or_credit_request_writes_no_second_audit_recor
     assert receipts[0]["amount"] == 1_200 and cashed[0]["amount"] == 700
     ids = [e["detail"].get("id") for e in log]
     assert ids.count("dep-gina-replay") == ids.count("out-gina-replay") == ids.count("cr-gina-replay") == 1
+
+
+async def test_a_batch_reaches_each_subscriber_as_one_events_message(people, floor):
+    """Bets queued together are committed together and published as ONE ``events`` message
+    per subscriber: consecutive seqs in order, ``seq`` the last one's, none missed or twice."""
+    gina, hugo = people["gina"], people["hugo"]
+    url = floor.server.url.replace("http", "ws", 1) + "/ws"
+    raw: list[dict] = []
+    async with websockets.connect(url, additional_headers={"Authorization": f"Bearer {hugo.token}"}) as ws:
+        await ws.send(json.dumps({"type": "subscribe", "table": T, "cid": "s1"}))
+        start = None
+        while start is None:
+            msg = json.loads(await ws.recv())
+            if msg["type"] == "snapshot":
+                start = msg["seq"]
+        acks = await asyncio.gather(*(gina.bet(T, f"plein {n}", 500) for n in range(1, 21)))
+        last = max(a["seq"] for a in acks)
+        while not raw or raw[-1]["seq"] < last:
+            msg = json.loads(await ws.recv())
+            if msg["type"] == "events":
+                raw.append(msg)
+    seqs = [e["seq"] for m in raw for e in m["events"]]
+    assert seqs == list(range(start + 1, last + 1))  # every event once, in order
+    for m in raw:
+        assert m["table"] == T and m["seq"] == m["events"][-1]["seq"]
+        assert [e["seq"] for e in m["events"]] == list(range(m["events"][0]["seq"], m["seq"] + 1))
+        assert all(set(e) == {"seq", "round", "event"} for e in m["events"])
+    assert len(raw) <= len(seqs)
+    placed = [e["event"] for m in raw for e in m["events"] if e["event"]["type"] == "wager_placed"]
+    assert sorted(p["amount"] for p in placed) == [500] * 20
