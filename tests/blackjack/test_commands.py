@@ -10,7 +10,7 @@ from blackjack.state import TableState
 from blackjack.table import BlackjackTable, decode_state, encode_state
 from games.errors import GameError
 
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 
 
 def refused(h, cmd, code):

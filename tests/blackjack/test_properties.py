@@ -23,7 +23,7 @@ from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
 PLAYERS = ["p1", "p2", "p3", "p4"]
 STATS: dict[str, int] = {}
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 
 
 def candidates(t, draw):

@@ -13,7 +13,7 @@ from blackjack import events as E
 from blackjack.profiles import builtin
 from games.errors import GameError
 
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 
 
 def two_boxes(h):

@@ -12,7 +12,7 @@ from blackjack.table import BlackjackTable
 from games.errors import GameError
 from games.rng import SeededRng
 
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 
 
 def refused(h, cmd, code):

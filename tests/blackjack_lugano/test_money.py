@@ -33,7 +33,7 @@ from .conftest import free_bet_profile
 
 PLAYERS = ["p1", "p2", "p3"]
 TABLES = ["lt1", "lt2"]
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 SIDE = ["perfect_pairs", "21+3", "push_22", "blazing_7s"]
 STATS: dict[str, int] = {}
 

@@ -19,7 +19,7 @@ from blackjack.jackpot import (
 )
 from blackjack.profiles import builtin
 
-CROUPIER = dict(by="c1", role="croupier")
+from bj_harness import CROUPIER
 
 
 def test_perfect_pairs_and_21_plus_3_settle_after_the_deal(table):
