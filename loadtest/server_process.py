@@ -41,6 +41,29 @@ def free_port() -> int:
 
 
 
+def spawn_server(port: int, env: dict[str, str], log_path: Path, *, append: bool = False) -> subprocess.Popen:
+    """Start ``casino serve`` on 127.0.0.1:``port`` with ``env`` and wait until ``/health``
+    answers (60 s at most); its output goes to ``log_path``."""
+    with open(log_path, "ab" if append else "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
+             "--port", str(port), "--log-level", "warning"],
+            cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited: {log_path.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError("the server did not start within 60 s")
+
+
 class LoadServer:
     """``with LoadServer() as srv:`` -> ``srv.url`` serves until the block ends."""
 
@@ -82,24 +105,7 @@ class LoadServer:
         env = {**os.environ, **FAST_CLOCKS, "DATABASE_URL": self.db_url, "CASINO_JWT_SECRET": JWT_SECRET,
                "CASINO_ADMIN_PASSWORD": ADMIN_PASSWORD, "CASINO_ECHO_ENDPOINT": "1", **self.extra_env}
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
-             "--port", str(self.port), "--log-level", "warning"],
-            cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-        )
-        log.close()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.log()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("the server did not start within 60 s")
+        self.proc = spawn_server(self.port, env, self.log_path)
 
     @property
     def pid(self) -> int:

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
 import uuid
 
 import asyncpg
-import httpx
 import pytest
 
-from games.db.embedded import PROJECT_DIR, with_database
-from loadtest.server_process import free_port
+from games.db.embedded import with_database
+from loadtest.server_process import free_port, spawn_server
 
 ADMIN_PASSWORD = "admin-pass-123"
 PASSWORD = "secret-pass-1"
@@ -46,23 +42,7 @@ class ServerProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--port", str(self.port),
-             "--log-level", "warning"],
-            cwd=PROJECT_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("server did not start in time")
+        self.proc = spawn_server(self.port, self.env, self.log_path, append=True)
 
     def kill(self) -> None:
         """kill -9: no shutdown code runs."""
