@@ -43,7 +43,7 @@ from typing import Any
 from games.db.embedded import PROJECT_DIR
 from loadtest.bench_client import Sock, bet_text, percentile, sleep_until
 from loadtest.floor import CHIPS, PASSWORD
-from loadtest.server_process import ADMIN_PASSWORD, JWT_SECRET, LoadServer
+from loadtest.server_process import ADMIN_PASSWORD, JWT_SECRET, LoadServer, ledger_problems
 
 BET = 500  # CHF 5.00, the Campione minimum
 OUT = PROJECT_DIR / ".casino" / "bench"
@@ -373,19 +373,9 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         bettors.stop()
         echoes.stop()
         await croupier.sock.close()
-    out["ledger_problems"] = [str(p) for p in await _ledger_problems(srv.db_url)]
+    out["ledger_problems"] = [str(p) for p in await ledger_problems(srv.db_url)]
     return out
 
-
-async def _ledger_problems(db_url: str) -> list:
-    from games.db import create_pool
-    from games.ledger import Ledger
-
-    pool = await create_pool(db_url, min_size=1, max_size=2)
-    try:
-        return await Ledger(pool).check()
-    finally:
-        await pool.close()
 
 
 async def bench_fanout(srv: LoadServer, a: argparse.Namespace) -> dict:

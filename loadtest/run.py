@@ -25,7 +25,7 @@ from typing import Any
 from games.db.embedded import PROJECT_DIR
 from loadtest.floor import build_floor
 from loadtest.locust_floor import FLOOR_ENV
-from loadtest.server_process import ADMIN_PASSWORD, LoadServer
+from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 
@@ -47,23 +47,13 @@ def run_load(*, users: int = 60, spawn_rate: float = 20, run_time: int = 60, dat
         with open(out_dir / "locust.log", "wb") as log:
             proc = subprocess.run(cmd, cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
                                   timeout=run_time + 120)
-        problems = asyncio.run(_ledger_problems(srv.db_url))
+        problems = asyncio.run(ledger_problems(srv.db_url))
     summary = _summary(prefix.with_name("locust_stats.csv"))
     summary.update(exit_code=proc.returncode, ledger_problems=[str(p) for p in problems], out_dir=str(out_dir))
     if not quiet:
         print(format_summary(summary))
     return summary
 
-
-async def _ledger_problems(db_url: str) -> list:
-    from games.db import create_pool
-    from games.ledger import Ledger
-
-    pool = await create_pool(db_url, min_size=1, max_size=2)
-    try:
-        return await Ledger(pool).check()
-    finally:
-        await pool.close()
 
 
 def _summary(stats_csv: Path) -> dict[str, Any]:

@@ -123,3 +123,15 @@ class LoadServer:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+async def ledger_problems(db_url: str) -> list:
+    """The ledger check of a load-test database (empty: all is well)."""
+    from games.db import create_pool
+    from games.ledger import Ledger
+
+    pool = await create_pool(db_url, min_size=1, max_size=2)
+    try:
+        return await Ledger(pool).check()
+    finally:
+        await pool.close()
