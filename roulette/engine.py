@@ -6,6 +6,11 @@ no_more_bets back to open with every bet in place; suspend/close return every be
 
 Every handler validates first and mutates last, so a refused command (GameError)
 leaves the state exactly as it was.
+
+Only a player stakes his own money: a player's command acts for himself alone; staff
+(croupier, chef, director) place, restate, withdraw, split, move, set preferences or
+record unclaimed chips only for floor players (``games.players``: cash chips on a live
+felt), and only at a live table.
 """
 
 from __future__ import annotations
@@ -17,13 +22,15 @@ import msgspec
 
 from games.errors import GameError
 from games.money import currency
+from games.players import FLOOR_PREFIX, is_floor
+from games.validation import ENTERED_MAX_FACTOR, validated
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
 from . import commands as C
 from . import events as E
 from .announced import parse_announced
-from .layout import KIND_BY_NAME, KIND_LABELS, colour, parse_spot
-from .limits import TableSettings, check_settings, default_settings
+from .layout import KIND_BY_NAME, KIND_LABELS, KINDS, colour, parse_spot
+from .limits import TableSettings, check_settings, default_settings, regulation_maximum
 from .settlement import PRISON, PRISON_STAYS, partage_return, settle
 from .state import Actor, Bet, LateBet, RouletteState, Stake
 
@@ -95,9 +102,14 @@ class RouletteTable:
         if handler is None:
             raise GameError("unknown_command", f"A roulette table cannot do {type(command).__name__}.")
         by = getattr(command, "by", None)
-        if not isinstance(by, Actor) or by.role not in ROLE_RANK or not by.id:
+        if not isinstance(by, Actor) or by.role not in ROLE_RANK or not isinstance(by.id, str) or not by.id:
             raise GameError("not_allowed", "Every command must name who gives it and their role.")
-        return handler(self, command)
+        if by.role == "player" and by.id.startswith(FLOOR_PREFIX):
+            raise GameError(
+                "not_allowed", "A floor player has no account to play from: the table's staff enter floor chips."
+            )
+        _precise(command)
+        return handler(self, _validated(command))
 
     def view(self, viewer: str | None = None) -> TableView:
         s = self.state
@@ -141,6 +153,25 @@ class RouletteTable:
         """Chips on ``spot`` that count toward ``player``'s maximum: theirs and their
         società's, prisoners included (Art. 3, 6-7)."""
         return sum(self._totals.get((m, spot), 0) for m in self._members(player))
+
+    def _acting_for(self, by: Actor, player: str, mine_only: str) -> None:
+        """Only a player stakes his own money: a player acts for himself alone (else
+        ``mine_only``); staff act only for a floor player, and only at a live table."""
+        if by.role == "player":
+            if by.id != player:
+                raise GameError("not_allowed", mine_only)
+            return
+        if not is_floor(player):
+            raise GameError(
+                "floor_only",
+                f"{player!r} is not a floor player: only his own commands move an online player's "
+                "chips; staff enter chips only for floor players (floor:<label>).",
+                player=player,
+            )
+        if not self.state.settings.live:
+            raise GameError(
+                "rng_table", "This is an RNG table: there are no floor players and no chips for staff to enter."
+            )
 
     def _bet_phase(self, late_ok: bool = True) -> None:
         phase = self.state.phase
@@ -192,6 +223,15 @@ class RouletteTable:
                 have = added[spot] + self._held(player, spot)
                 room = max(0, maximum - have)
                 excess = 0
+                limit = ENTERED_MAX_FACTOR * maximum
+                if staff and amount > limit:
+                    raise GameError(
+                        "above_entry_limit",
+                        f"{self._fmt(amount)} on {spot} is more than {ENTERED_MAX_FACTOR} times its maximum "
+                        f"of {self._fmt(maximum)}: enter at most {self._fmt(limit)} (a pile above the maximum "
+                        "plays on the maximum and the excess is returned, Art. 8).",
+                        spot=spot, maximum=maximum, limit=limit,
+                    )
                 if amount > room:
                     if not staff:
                         raise self._over_max(canonical, spot, units, amount, room, maximum, members)
@@ -241,12 +281,16 @@ class RouletteTable:
         return out
 
     def _request(self, by: Actor, player: str, stakes: list[Stake], lead: list[Any]) -> list[Any]:
-        """Place now while bets are open; after the launch, wait for the chef (Art. 9)."""
-        if by.role == "player" and by.id != player:
-            raise GameError("not_allowed", "You can only place bets for yourself.")
+        """Place now while bets are open; after the launch, wait for the chef (Art. 9),
+        at a live table only: an RNG table has no chef to accept a late bet."""
         if not isinstance(player, str) or not player:
             raise GameError("unknown_player", "Name the player the bet is for.")
+        self._acting_for(by, player, "You can only place bets for yourself.")
         self._bet_phase()
+        if self.state.phase == "launched" and not self.state.settings.live:
+            raise GameError(
+                "no_more_bets", "The ball is running: an RNG table takes no late bets (Art. 9 needs a chef de table)."
+            )
         plans = self._plan(by, player, stakes)
         if self.state.phase == "launched":
             late = LateBet(self._next_id("l"), player, by, [p.stake for p in plans])
@@ -298,6 +342,7 @@ class RouletteTable:
         return self._request(c.by, c.player, [Stake(c.announce, c.unit, True)], [])
 
     def _same_again(self, c: C.SameAgain) -> list[Any]:
+        self._acting_for(c.by, c.player, "You can only restate your own bets.")
         previous = self.state.previous.get(c.player)
         if not previous:
             raise GameError("no_previous_bets", "There are no bets of yours from the previous spin to repeat.")
@@ -307,8 +352,7 @@ class RouletteTable:
     def _withdraw_bet(self, c: C.WithdrawBet) -> list[Any]:
         s = self.state
         b = self._find(c.wager)
-        if c.by.role == "player" and c.by.id != b.player:
-            raise GameError("not_allowed", "That bet is not yours.")
+        self._acting_for(c.by, b.player, "That bet is not yours.")
         if b.prison:
             raise GameError(
                 "imprisoned",
@@ -444,29 +488,28 @@ class RouletteTable:
         return [E.LastSpinAnnounced(s.derniere_spin)]
 
     def _suspend(self, c: C.Suspend) -> list[Any]:
-        _need(c.by, "chef", "suspend the table")
+        authorised_by = _direzione(c.by, c.authorised_by, "suspend the table")
         s = self.state
         if s.phase in ("closed", "suspended"):
             raise GameError("wrong_phase", "The table is not playing.")
         out = self._return_everything("table suspended")
         s.phase = "suspended"
         s.derniere_spin = 0
-        return out + [E.TableSuspended(s.spin, c.reason, c.by.id)]
+        return out + [E.TableSuspended(s.spin, c.reason, c.by.id, authorised_by)]
 
     def _close_table(self, c: C.CloseTable) -> list[Any]:
-        _need(c.by, "chef", "close the table")
+        authorised_by = _direzione(c.by, c.authorised_by, "close the table")
         s = self.state
         if s.phase == "closed":
             raise GameError("table_closed", "The table is already closed.")
         out = self._return_everything("table closed")
         s.phase = "closed"
         s.derniere_spin = 0
-        return out + [E.TableClosed(s.spin, c.reason, c.by.id)]
+        return out + [E.TableClosed(s.spin, c.reason, c.by.id, authorised_by)]
 
     def _prisoner(self, by: Actor, wager: str) -> Bet:
         b = self._find(wager)
-        if by.role == "player" and by.id != b.player:
-            raise GameError("not_allowed", "That bet is not yours.")
+        self._acting_for(by, b.player, "That bet is not yours.")
         if not b.prison:
             raise GameError("not_imprisoned", f"Bet {wager} is not en prison.", wager=wager)
         if self.state.phase not in PRISON_CHOICE_PHASES:
@@ -502,10 +545,9 @@ class RouletteTable:
         return [E.PrisonerMoved(b.wager, b.player, b.spot, target.name)]
 
     def _set_partage(self, c: C.SetPartagePreference) -> list[Any]:
-        if c.by.role == "player" and c.by.id != c.player:
-            raise GameError("not_allowed", "You can only set your own preference.")
         if not isinstance(c.player, str) or not c.player:
             raise GameError("unknown_player", "Name the player whose preference this is.")
+        self._acting_for(c.by, c.player, "You can only set your own preference.")
         if type(c.partage) is not bool:
             raise GameError("invalid_preference", "Partage is on or off.")
         players = set(self.state.partage_players)
@@ -548,6 +590,8 @@ class RouletteTable:
         check_settings(c.settings)
         if c.settings.currency != self.state.settings.currency:
             raise GameError("invalid_settings", "A table's currency cannot change.")
+        if c.settings.live != self.state.settings.live:
+            raise GameError("invalid_settings", "Whether a table is live or RNG cannot change.")
         base = self.state.pending_settings or self.state.settings
         if (c.settings.raised, c.settings.raise_ceilings) != (base.raised, base.raise_ceilings):
             # Art. 5: a raise is agreed with the control service, so only RaiseLimit,
@@ -557,6 +601,23 @@ class RouletteTable:
                 "The plein and cheval raises are granted only as the director's raise naming "
                 "the control officer (Art. 5), not with a settings change.",
             )
+        for kind in KINDS:
+            # Art. 5: maxima are fixed with the municipal administration; the director may
+            # lower them, or raise them back up to the regulation's, no higher.
+            ceiling = regulation_maximum(c.settings, kind)
+            if c.settings.maximum_base(kind) > ceiling:
+                label = KIND_LABELS[kind]
+                beyond = (
+                    "only the director's raise agreed with the control officer goes above it (RaiseLimit)"
+                    if kind in c.settings.raise_ceilings
+                    else "it cannot be raised"
+                )
+                raise GameError(
+                    "above_regulation_maximum",
+                    f"The regulation's maximum on {label} is {self._fmt(ceiling)} (Art. 5): a settings "
+                    f"change may set up to that; {beyond}.",
+                    kind=kind, ceiling=ceiling,
+                )
         self.state.pending_settings = c.settings
         return [E.SettingsAnnounced(c.settings, self.state.spin + 1, c.by.id, c.reason)]
 
@@ -567,7 +628,7 @@ class RouletteTable:
         ceiling = base.raise_ceilings.get(c.kind)
         if ceiling is None:
             raise GameError("raise_not_allowed", f"The maximum on {c.kind} cannot be raised.")
-        if not c.control_officer:
+        if not c.control_officer.strip():
             raise GameError(
                 "missing_authorisation",
                 "A raise is agreed with the municipal control service: name the officer (Art. 5).",
@@ -593,6 +654,9 @@ class RouletteTable:
 
     def _mark_unclaimed(self, c: C.MarkUnclaimed) -> list[Any]:
         _need(c.by, "chef", "record unclaimed bets or wins")
+        # Art. 19 takes physical chips off a live felt; an online player's wins are
+        # already in his wallet and his bets are his own to withdraw.
+        self._acting_for(c.by, c.player, "Only staff record unclaimed chips.")
         s = self.state
         # Wins stay claimable until the next spin opens, also once la dernière or the
         # director has closed the table right after the result.
@@ -623,6 +687,50 @@ class RouletteTable:
 def _need(by: Actor, role: str, what: str) -> None:
     if ROLE_RANK[by.role] < ROLE_RANK[role]:
         raise GameError("not_allowed", f"Only the {ROLE_LABEL[role]} may {what}.")
+
+
+def _direzione(by: Actor, authorised_by: str, what: str) -> str:
+    """Art. 15: suspending or closing is for the Direzione Giochi: the director, or a chef
+    de table on the director's recorded authorisation. Returns who authorised it."""
+    _need(by, "chef", what)
+    if by.role == "director":
+        return authorised_by or by.id
+    if not authorised_by.strip():
+        raise GameError(
+            "missing_authorisation",
+            f"Only the Direzione Giochi may {what} (Art. 15): name the director who authorised it.",
+        )
+    return authorised_by
+
+
+def _precise(command: Any) -> None:
+    """The engine's own codes for malformed values it has always named precisely (a
+    fractional amount, a number off the wheel, no player); ``validated`` answers the rest
+    with ``invalid_command``."""
+    if isinstance(command, C.PlaceBet):
+        _check_amount(command.amount)
+    elif isinstance(command, C.PlaceAnnounced):
+        _check_amount(command.unit)
+    elif isinstance(command, C.Result):
+        if type(command.number) is not int:
+            raise GameError("number_out_of_range", f"{command.number!r} is not a number of this wheel (0-36).")
+        if command.turns is not None and (type(command.turns) is not int or command.turns < 0):
+            raise GameError("invalid_wheel_data", "Ball turns must be a whole number >= 0.")
+        if command.ball_direction not in (None, "opposite", "same"):
+            raise GameError("invalid_wheel_data", "Ball direction is 'opposite' or 'same'.")
+    elif isinstance(command, C.SetPartagePreference) and type(command.partage) is not bool:
+        raise GameError("invalid_preference", "Partage is on or off.")
+    if isinstance(command, (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.SetPartagePreference)):
+        if not isinstance(command.player, str) or not command.player:
+            raise GameError("unknown_player", "Name the player the command is for.")
+
+
+def _validated(command: Any) -> Any:
+    """``validated`` (every field's bounds), also for values msgspec cannot represent."""
+    try:
+        return validated(command)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise GameError("invalid_command", str(exc)) from None
 
 
 def _check_amount(amount: Any) -> None:

@@ -144,12 +144,17 @@ class TableSuspended(_Ev, tag="table_suspended"):
     spin: int
     reason: str
     by: str
+    # Art. 15: the director who decided it (``by`` himself, or the one whose recorded
+    # authorisation the chef de table acted on); "" in events stored before it was kept.
+    authorised_by: str = ""
 
 
 class TableClosed(_Ev, tag="table_closed"):
     spin: int
     reason: str
     by: str
+    # As TableSuspended; "" also when la dernière (Art. 14) closes the table.
+    authorised_by: str = ""
 
 
 class SettingsAnnounced(_Ev, tag="settings_announced"):

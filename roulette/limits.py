@@ -1,6 +1,6 @@
 """Table settings: minimum, maxima per combination kind (Art. 5), the doubled plein,
-the director's raises, the second-zero prison policy. Changed settings apply from the
-next spin and are announced (Art. 5)."""
+the director's raises, the second-zero prison policy, and whether the table is live.
+Changed settings apply from the next spin and are announced (Art. 5)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import msgspec
 
 from games.errors import GameError
 from games.money import currency
+from games.validation import MAX_AMOUNT, NonNegative
 
 from .layout import KINDS
 
@@ -30,14 +31,20 @@ DEFAULT_RAISE_CEILINGS = {"plein": 1_500, "cheval": 2_000}
 DEFAULT_MINIMUM = 5  # francs; the house sets it per table (Art. 5)
 
 
-class TableSettings(msgspec.Struct, frozen=True, kw_only=True):
+class TableSettings(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    # Amounts are bounded to int64 here; check_settings gives the precise refusals
+    # (a zero minimum, a maximum under the minimum) with ``invalid_settings``.
     currency: str = "CHF"
-    minimum: int  # per concrete bet (each piece of an announced bet), minor units
-    maxima: dict[str, int]  # per kind, per player (or società), per spin, minor units
+    minimum: NonNegative  # per concrete bet (each piece of an announced bet), minor units
+    maxima: dict[str, NonNegative]  # per kind, per player (or società), per spin, minor units
     doubled_plein: bool = False  # the table grants the doubled plein (Art. 5)
-    raised: dict[str, int] = msgspec.field(default_factory=dict)  # director's raises
-    raise_ceilings: dict[str, int] = msgspec.field(default_factory=dict)
+    raised: dict[str, NonNegative] = msgspec.field(default_factory=dict)  # director's raises
+    raise_ceilings: dict[str, NonNegative] = msgspec.field(default_factory=dict)
     prison_on_zero: Literal["lose", "stay"] = "lose"
+    # A live table has a wheel, a croupier and a chef de table, and players standing at
+    # it with cash chips (floor players); an RNG table has none of them. Fixed for the
+    # table's life: the server passes live=False for its RNG tables.
+    live: bool = True
 
     def maximum_base(self, kind: str) -> int:
         """The maximum before any director's raise (doubled plein included)."""
@@ -54,6 +61,7 @@ def default_settings(
     minimum: int | None = None,
     doubled_plein: bool = False,
     prison_on_zero: Literal["lose", "stay"] = "lose",
+    live: bool = True,
 ) -> TableSettings:
     cur = currency(currency_code)
     return TableSettings(
@@ -63,13 +71,22 @@ def default_settings(
         doubled_plein=doubled_plein,
         raise_ceilings={k: cur.units(v) for k, v in DEFAULT_RAISE_CEILINGS.items()},
         prison_on_zero=prison_on_zero,
+        live=live,
     )
+
+
+def regulation_maximum(s: TableSettings, kind: str) -> int:
+    """The Art. 5 maximum on ``kind`` in the table's currency (the plein's doubled where
+    the table grants the doubled plein): the highest a settings change may set. Above it
+    only the director's raise with the control officer goes (plein and cheval)."""
+    ceiling = currency(s.currency).units(DEFAULT_MAXIMA[kind])
+    return 2 * ceiling if kind == "plein" and s.doubled_plein else ceiling
 
 
 def check_settings(s: TableSettings) -> None:
     """Refuse settings the table could not run on."""
     currency(s.currency)
-    if type(s.minimum) is not int or s.minimum <= 0:
+    if type(s.minimum) is not int or not 0 < s.minimum <= MAX_AMOUNT:
         raise GameError("invalid_settings", "The table minimum must be a positive whole amount.")
     if set(s.maxima) != set(KINDS):
         raise GameError(
@@ -77,12 +94,12 @@ def check_settings(s: TableSettings) -> None:
         )
     for kind in KINDS:
         m = s.maxima[kind]
-        if type(m) is not int or m < s.minimum:
+        if type(m) is not int or not s.minimum <= m <= MAX_AMOUNT:
             raise GameError(
                 "invalid_settings", f"The maximum on {kind} must be a whole amount >= the minimum."
             )
     for kind, ceiling in s.raise_ceilings.items():
-        if kind not in KINDS or type(ceiling) is not int:
+        if kind not in KINDS or type(ceiling) is not int or not 0 < ceiling <= MAX_AMOUNT:
             raise GameError(
                 "invalid_settings", "A raise ceiling is a whole amount on a combination kind."
             )
@@ -94,4 +111,6 @@ def check_settings(s: TableSettings) -> None:
             )
     if s.prison_on_zero not in ("lose", "stay"):
         raise GameError("invalid_settings", "prison_on_zero is 'lose' or 'stay'.")
+    if type(s.doubled_plein) is not bool or type(s.live) is not bool:
+        raise GameError("invalid_settings", "doubled_plein and live are true or false.")
 

@@ -7,16 +7,19 @@ from typing import Literal
 
 import msgspec
 
+from games.validation import Name
+
 from .limits import TableSettings
 
 Role = Literal["player", "croupier", "chef", "director"]
 Phase = Literal["closed", "open", "launched", "no_more_bets", "settled", "suspended"]
 
 
-class Actor(msgspec.Struct, frozen=True):
-    """Who issues a command: a player, or a member of staff with their role."""
+class Actor(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Who issues a command: a player (an online player: his login, never a floor id), or
+    a member of staff with their role."""
 
-    id: str
+    id: Name
     role: Role = "player"
 
 

@@ -23,6 +23,10 @@ CHEF = Actor("h1", "chef")
 DIRECTOR = Actor("d1", "director")
 ANN = Actor("ann")
 BOB = Actor("bob")
+# Floor players (cash chips on a live felt): only staff enter their chips, so these
+# actors only ever name the player (``bet(FLOOR_ANN, by=CROUPIER)``).
+FLOOR_ANN = Actor("floor:ann")
+FLOOR_BOB = Actor("floor:bob")
 
 OPEN = OpenSpin(by=CROUPIER)
 LAUNCH = LaunchBall(by=CROUPIER)
@@ -43,7 +47,7 @@ def at(phase: str) -> RouletteTable:
     steps = {
         "open": [], "launched": [LAUNCH], "no_more_bets": [LAUNCH, RNVP],
         "settled": [LAUNCH, RNVP, Result(by=CROUPIER, number=3)],
-        "suspended": [Suspend(by=CHEF, reason="wheel fault")],
+        "suspended": [Suspend(by=CHEF, reason="wheel fault", authorised_by="d1")],
     }[phase]  # fmt: skip
     for c in steps:
         t.handle(c)
@@ -78,8 +82,8 @@ ILLEGAL = {
     # phase: [(command, code)]
     "closed": [(LAUNCH, "wrong_phase"), (RNVP, "wrong_phase"), (bet(), "table_closed"),
                (Result(by=CROUPIER, number=1), "wrong_phase"), (VoidSpin(by=CHEF, reason="x"), "wrong_phase"),
-               (LastSpin(by=CROUPIER), "table_closed"), (Suspend(by=CHEF), "wrong_phase"),
-               (CloseTable(by=CHEF), "table_closed")],
+               (LastSpin(by=CROUPIER), "table_closed"), (Suspend(by=CHEF, authorised_by="d1"), "wrong_phase"),
+               (CloseTable(by=CHEF, authorised_by="d1"), "table_closed")],
     "open": [(OPEN, "wrong_phase"), (RNVP, "wrong_phase"), (Result(by=CROUPIER, number=1), "wrong_phase"),
              (VoidSpin(by=CHEF, reason="x"), "wrong_phase"), (AcceptLate(by=CHEF, late="x"), "wrong_phase")],
     "launched": [(OPEN, "wrong_phase"), (LAUNCH, "wrong_phase"), (Result(by=CROUPIER, number=1), "wrong_phase"),
@@ -94,7 +98,7 @@ ILLEGAL = {
                      (VoidSpin(by=CHEF, reason=""), "missing_reason"), (VoidSpin(by=CROUPIER, reason="x"), "not_allowed")],
     "settled": [(LAUNCH, "wrong_phase"), (RNVP, "wrong_phase"), (bet(BOB), "wrong_phase"),
                 (Result(by=CROUPIER, number=1), "wrong_phase"), (VoidSpin(by=CHEF, reason="x"), "wrong_phase")],
-    "suspended": [(bet(BOB), "table_suspended"), (LAUNCH, "wrong_phase"), (Suspend(by=CHEF), "wrong_phase"),
+    "suspended": [(bet(BOB), "table_suspended"), (LAUNCH, "wrong_phase"), (Suspend(by=CHEF, authorised_by="d1"), "wrong_phase"),
                   (LastSpin(by=CROUPIER), "table_closed")],
 }  # fmt: skip
 
@@ -257,7 +261,10 @@ def test_suspend_or_close_returns_every_open_bet(phase, how):
     t = at(phase)
     if phase == "launched":
         t.handle(bet(BOB, "rouge", 2000))  # a pending late bet is refused
-    cmd = Suspend(by=CHEF, reason="fault") if how == "suspend" else CloseTable(by=DIRECTOR, reason="end")
+    if how == "suspend":
+        cmd = Suspend(by=CHEF, reason="fault", authorised_by="d1")  # Art. 15: on the director's authorisation
+    else:
+        cmd = CloseTable(by=DIRECTOR, reason="end")
     events = t.handle(cmd)
     held = [] if phase == "settled" else [(b.wager, b.amount) for b in [t_bet_any(t, events)]]
     assert [(e.wager, e.amount) for e in events if isinstance(e, WagerVoided)] == held
@@ -302,38 +309,49 @@ def test_same_again_restates_last_spins_bets_against_todays_limits(refused):
     refused(t, SameAgain(by=ANN, player="ann"), "below_minimum")
 
 
+def floor_at_open() -> RouletteTable:
+    """An open table where the croupier entered plein 17, CHF 10 for the floor player
+    ``floor:ann`` (Art. 19 concerns chips on a live felt: floor players)."""
+    t = RouletteTable("t1")
+    t.handle(OPEN)
+    t.handle(bet(FLOOR_ANN, by=CROUPIER))
+    return t
+
+
 def test_unclaimed_wins_and_abandoned_bets(refused):
-    t = at("open")
-    t.handle(bet(BOB, "rouge", 2000))
+    t = floor_at_open()
+    t.handle(bet(FLOOR_BOB, "rouge", 2000, by=CROUPIER))
     t.handle(LAUNCH)
     t.handle(RNVP)
-    t.handle(Result(by=CROUPIER, number=17))  # ann wins 35x on plein 17; bob loses
-    refused(t, MarkUnclaimed(by=CHEF, player="bob"), "nothing_unclaimed")
-    assert t.handle(MarkUnclaimed(by=CHEF, player="ann")) == [
-        E.UnclaimedRecorded("ann", 1, "wins", 36000, [], "h1")
+    t.handle(Result(by=CROUPIER, number=17))  # floor:ann wins 35x on plein 17; floor:bob loses
+    refused(t, MarkUnclaimed(by=CHEF, player="floor:bob"), "nothing_unclaimed")
+    assert t.handle(MarkUnclaimed(by=CHEF, player="floor:ann")) == [
+        E.UnclaimedRecorded("floor:ann", 1, "wins", 36000, [], "h1")
     ]
-    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+    refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "nothing_unclaimed")
     t.handle(OPEN)
-    t.handle(SameAgain(by=ANN, player="ann"))
+    t.handle(SameAgain(by=CROUPIER, player="floor:ann"))
     w = t.state.bets[0].wager
-    events = t.handle(MarkUnclaimed(by=CHEF, player="ann"))
-    assert events == [WagerVoided(w, "ann", 1000, "abandoned"), E.UnclaimedRecorded("ann", 2, "bets", 1000, [w], "h1")]
+    events = t.handle(MarkUnclaimed(by=CHEF, player="floor:ann"))
+    assert events == [
+        WagerVoided(w, "floor:ann", 1000, "abandoned"), E.UnclaimedRecorded("floor:ann", 2, "bets", 1000, [w], "h1")
+    ]
     assert t.state.bets == []
     t.handle(LAUNCH)
-    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "wrong_phase")
+    refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "wrong_phase")
 
 
 def test_wins_of_la_derniere_can_still_be_recorded_unclaimed(refused):
-    t = at("open")  # ann: plein 17, CHF 10
+    t = floor_at_open()  # floor:ann: plein 17, CHF 10
     t.handle(LastSpin(by=CROUPIER))
     t.handle(LAUNCH), t.handle(RNVP), t.handle(Result(by=CROUPIER, number=17))
     assert t.state.phase == "closed"
-    assert t.handle(MarkUnclaimed(by=CHEF, player="ann")) == [
-        E.UnclaimedRecorded("ann", 1, "wins", 1000 + 35 * 1000, [], "h1")
+    assert t.handle(MarkUnclaimed(by=CHEF, player="floor:ann")) == [
+        E.UnclaimedRecorded("floor:ann", 1, "wins", 1000 + 35 * 1000, [], "h1")
     ]
-    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+    refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "nothing_unclaimed")
     t.handle(OPEN)  # the next session: last spin's wins are no longer the table's to record
-    refused(t, MarkUnclaimed(by=CHEF, player="ann"), "nothing_unclaimed")
+    refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "nothing_unclaimed")
 
 
 def test_state_round_trips_and_events_replay_the_spin():

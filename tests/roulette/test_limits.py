@@ -21,6 +21,7 @@ CHEF = Actor("h1", "chef")
 DIRECTOR = Actor("d1", "director")
 ANN = Actor("ann")
 BOB = Actor("bob")
+FLOOR_ANN = Actor("floor:ann")  # a floor player: names whose chips staff enter
 CHF = 100  # minor units per franc
 
 
@@ -196,19 +197,19 @@ def test_player_over_maximum_is_refused_with_the_room_left(refused):
 @pytest.mark.parametrize("number, expected", [(5, (700 * CHF, 700 * CHF, 500 * CHF * 35)), (6, (700 * CHF, 200 * CHF, 0))])
 def test_croupier_entered_over_maximum_settles_on_the_maximum_and_returns_the_excess(number, expected):
     t = new_table()
-    events = place(t, ANN, "plein 5", 700 * CHF, by=CROUPIER)
+    events = place(t, FLOOR_ANN, "plein 5", 700 * CHF, by=CROUPIER)
     wager = events[0].wager
     assert events == [
-        WagerPlaced(wager, "ann", 700 * CHF, "plein 5"),
-        OverMaximumEntered(wager, "ann", "plein 5", 500 * CHF, 200 * CHF, "c1"),
+        WagerPlaced(wager, "floor:ann", 700 * CHF, "plein 5"),
+        OverMaximumEntered(wager, "floor:ann", "plein 5", 500 * CHF, 200 * CHF, "c1"),
     ]
     assert settle_on(t, number) == {wager: expected}
 
 
 def test_croupier_excess_is_computed_against_chips_already_there():
     t = new_table()
-    first = place(t, ANN, "plein 5", 400 * CHF)[0].wager
-    second = place(t, ANN, "plein 5", 300 * CHF, by=CHEF)[0].wager
+    first = place(t, FLOOR_ANN, "plein 5", 400 * CHF, by=CROUPIER)[0].wager
+    second = place(t, FLOOR_ANN, "plein 5", 300 * CHF, by=CHEF)[0].wager
     assert settle_on(t, 5) == {
         first: (400 * CHF, 400 * CHF, 400 * CHF * 35),
         second: (300 * CHF, 300 * CHF, 100 * CHF * 35),  # 200 over the maximum, unpaid
@@ -220,3 +221,116 @@ def test_withdrawing_frees_room():
     w = place(t, ANN, "colonne 1", 5000 * CHF)[0].wager
     t.handle(WithdrawBet(by=ANN, wager=w))
     place(t, ANN, "colonne 1", 5000 * CHF)
+
+
+# ---------------------------------------------------------------- Art. 5 ceilings (issue 12, item 20)
+
+
+@pytest.mark.parametrize(
+    "kind, francs, ceiling",
+    [("plein", 3_000, 500), ("plein", 501, 500), ("cheval", 1_001, 1_000), ("carre", 2_001, 2_000),
+     ("sixain", 3_001, 3_000), ("simple", 50_000, 10_000), ("simple", 10_001, 10_000)],
+)  # fmt: skip
+def test_a_settings_change_may_not_go_above_the_regulations_maxima(kind, francs, ceiling, refused):
+    t = new_table()
+    s = t.state.settings
+    high = msgspec.structs.replace(s, maxima={**s.maxima, kind: francs * CHF})
+    err = refused(t, ChangeSettings(by=DIRECTOR, settings=high), "above_regulation_maximum")
+    assert err.details == {"kind": kind, "ceiling": ceiling * CHF}
+    assert f"{ceiling:,}.00 CHF" in err.message and "Art. 5" in err.message
+    assert ("RaiseLimit" in err.message) == (kind in ("plein", "cheval"))
+    # bets at the refused maximum still do not play
+    refused(t, PlaceBet(by=ANN, player="ann", spot="rouge" if kind == "simple" else "plein 5",
+                        amount=(ceiling + 1) * CHF), "over_maximum")  # fmt: skip
+
+
+def test_maxima_may_be_lowered_and_raised_back_up_to_the_regulation(refused):
+    t = new_table()
+    s = t.state.settings
+    low = msgspec.structs.replace(s, maxima={**s.maxima, "plein": 200 * CHF, "simple": 2_000 * CHF})
+    t.handle(ChangeSettings(by=DIRECTOR, settings=low, reason="quiet evening"))
+    settle_on(t, 3)
+    t.handle(OpenSpin(by=CROUPIER))
+    refused(t, PlaceBet(by=ANN, player="ann", spot="plein 5", amount=201 * CHF), "over_maximum")
+    back = msgspec.structs.replace(low, maxima=s.maxima)
+    t.handle(ChangeSettings(by=DIRECTOR, settings=back))
+    settle_on(t, 3)
+    t.handle(OpenSpin(by=CROUPIER))
+    place(t, ANN, "plein 5", 500 * CHF)
+    place(t, ANN, "rouge", 10_000 * CHF)
+    # above the regulation: only the director's raise with the control officer (Art. 5)
+    t.handle(RaiseLimit(by=DIRECTOR, kind="plein", maximum=1_500 * CHF, control_officer="m. rossi"))
+    # a settings change keeping that raise is still within the regulation's maxima
+    t.handle(ChangeSettings(by=DIRECTOR, settings=msgspec.structs.replace(t.state.pending_settings, minimum=10 * CHF)))
+
+
+def test_the_doubled_plein_doubles_the_plein_ceiling(refused):
+    t = new_table()
+    s = t.state.settings
+    # granting the doubled plein (Art. 5: "consentito il raddoppio a Frs. 1.000")
+    t.handle(ChangeSettings(by=DIRECTOR, settings=msgspec.structs.replace(s, doubled_plein=True)))
+    doubled = new_table(doubled_plein=True)
+    ds = doubled.state.settings
+    over = msgspec.structs.replace(ds, maxima={**ds.maxima, "plein": 501 * CHF})  # plays as 1,002
+    err = refused(doubled, ChangeSettings(by=DIRECTOR, settings=over), "above_regulation_maximum")
+    assert err.details == {"kind": "plein", "ceiling": 1_000 * CHF}
+
+
+def test_live_and_currency_are_fixed_for_the_tables_life(refused):
+    t = new_table()
+    rng = msgspec.structs.replace(t.state.settings, live=False)
+    refused(t, ChangeSettings(by=DIRECTOR, settings=rng), "invalid_settings")
+    r = RouletteTable("r", default_settings(live=False))
+    live = msgspec.structs.replace(r.state.settings, live=True)
+    refused(r, ChangeSettings(by=DIRECTOR, settings=live), "invalid_settings")
+
+
+@pytest.mark.parametrize(
+    "change, code",
+    [({"maxima": {"plein": -1}}, "invalid_command"),  # the audit's negative maximum
+     ({"maxima": {"plein": 2**70}}, "invalid_command"),  # beyond int64
+     ({"minimum": 600 * CHF}, "invalid_settings")],  # the minimum above the plein maximum
+)  # fmt: skip
+def test_maxima_are_bounded_amounts(change, code, refused):
+    t = new_table()
+    s = t.state.settings
+    new = msgspec.structs.replace(s, minimum=change.get("minimum", s.minimum), maxima={**s.maxima, **change.get("maxima", {})})
+    refused(t, ChangeSettings(by=DIRECTOR, settings=new), code)
+
+
+# ---------------------------------------------------------------- entry limit (issue 12, item 21)
+
+FLOOR_BLUE = Actor("floor:blue")
+
+
+def test_an_entered_pile_plays_up_to_ten_times_the_maximum(refused):
+    t = new_table()
+    # plein maximum CHF 500: the console takes a pile up to CHF 5,000 (Art. 8 excess 4,500)
+    events = place(t, FLOOR_BLUE, "plein 5", 5_000 * CHF, by=CROUPIER)
+    assert events[1] == OverMaximumEntered(events[0].wager, "floor:blue", "plein 5", 500 * CHF, 4_500 * CHF, "c1")
+    err = refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=5_000 * CHF + 1),
+                  "above_entry_limit")  # fmt: skip
+    assert err.details == {"spot": "plein 6", "maximum": 500 * CHF, "limit": 5_000 * CHF}
+    assert "5,000.00 CHF" in err.message
+    refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=2**63 - 1), "above_entry_limit")
+    # beyond int64 it is not an amount at all (the state could no longer be saved)
+    refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=2**70), "invalid_command")
+    refused(t, PlaceBet(by=CHEF, player="floor:blue", spot="rouge", amount=2**64), "invalid_command")
+    # the pile on the maximum settles: 500 x 35 won, the 4,500 excess returned with the 500 staked
+    assert settle_on(t, 5) == {events[0].wager: (5_000 * CHF, 5_000 * CHF, 500 * CHF * 35)}
+    msgspec.msgpack.encode(t.state)
+
+
+def test_the_entry_limit_holds_for_each_announced_piece_and_follows_a_raise(refused):
+    t = new_table()
+    # voisins puts 2 units on transversale 0-2-3 (maximum CHF 1,500, so at most CHF 15,000)
+    err = refused(t, PlaceAnnounced(by=CROUPIER, player="floor:blue", announce="voisins", unit=750_001),
+                  "above_entry_limit")  # fmt: skip
+    assert err.details["spot"] == "transversale 0-2-3" and err.details["limit"] == 15_000 * CHF
+    placed = t.handle(PlaceAnnounced(by=CROUPIER, player="floor:blue", announce="voisins", unit=750_000))
+    assert len([e for e in placed if isinstance(e, OverMaximumEntered)]) == 7  # every piece is over
+    t.handle(RaiseLimit(by=DIRECTOR, kind="plein", maximum=1_500 * CHF, control_officer="m. rossi"))
+    settle_on(t, 1)
+    t.handle(OpenSpin(by=CROUPIER))
+    place(t, FLOOR_BLUE, "plein 5", 15_000 * CHF, by=CROUPIER)
+    refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=15_000 * CHF + 1), "above_entry_limit")

@@ -25,6 +25,9 @@ from roulette.state import Actor, RouletteState
 CROUPIER = Actor("c1", "croupier")
 CHEF = Actor("h1", "chef")
 PLAYERS = [Actor(f"p{i}") for i in range(4)]
+# Staff enter chips only for floor players (cash chips on the live felt): each online
+# player has a floor counterpart for the croupier-entered bets.
+FLOOR = [f"floor:p{i}" for i in range(4)]
 SPOTS = [c.name for c in COMBINATIONS]
 ANNOUNCED = [a.name for a in every_announced()[:29]]  # the fixed ones and the finales
 
@@ -50,7 +53,7 @@ spin_st = st.tuples(
 def test_money_is_conserved_through_any_play(spins, policy, partage_players):
     table = RouletteTable("t", default_settings(prison_on_zero=policy))
     held: dict[str, tuple[int, str]] = {}  # wager -> (amount, spot) as the ledger would hold it
-    balance = {p.id: 0 for p in PLAYERS}
+    balance = {p: 0 for p in [p.id for p in PLAYERS] + FLOOR}
     bank = 0
     excesses: dict[str, int] = {}
 
@@ -79,31 +82,33 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
 
     for i in partage_players:
         post(table.handle(SetPartagePreference(by=PLAYERS[i], player=PLAYERS[i].id, partage=True)))
+        post(table.handle(SetPartagePreference(by=CHEF, player=FLOOR[i], partage=True)))
     minimum = table.state.settings.minimum
     for bets, number, extra in spins:
         post(table.handle(OpenSpin(by=CROUPIER)))
         if extra in ("partage", "move"):
             for b in [b for b in table.state.bets if b.prison]:
-                cmd = ChoosePartage(by=CHEF, wager=b.wager) if extra == "partage" else MovePrisoner(
-                    by=CHEF, wager=b.wager, to="noir" if b.spot != "noir" else "rouge"
+                owner = CHEF if b.player in FLOOR else Actor(b.player)  # only the owner's own command
+                cmd = ChoosePartage(by=owner, wager=b.wager) if extra == "partage" else MovePrisoner(
+                    by=owner, wager=b.wager, to="noir" if b.spot != "noir" else "rouge"
                 )
                 try:
                     post(table.handle(cmd))
                 except GameError as err:
                     assert err.code == "over_maximum"
         for who, spot, units, staff in bets:
-            p = PLAYERS[who]
-            by = CROUPIER if staff else p
+            by, player = (CROUPIER, FLOOR[who]) if staff else (PLAYERS[who], PLAYERS[who].id)
             cmd = (
-                PlaceAnnounced(by=by, player=p.id, announce=spot[1:], unit=max(minimum, units * minimum // 10))
+                PlaceAnnounced(by=by, player=player, announce=spot[1:], unit=max(minimum, units * minimum // 10))
                 if spot.startswith("!")
-                else PlaceBet(by=by, player=p.id, spot=spot, amount=units * minimum)
+                else PlaceBet(by=by, player=player, spot=spot, amount=units * minimum)
             )
             before = msgspec.msgpack.encode(table.state)
             try:
                 post(table.handle(cmd))
             except GameError as err:
-                assert err.code in ("over_maximum", "below_minimum") and not staff
+                # a player is held to the limits; the croupier's pile only to 10x the maximum
+                assert err.code == "above_entry_limit" if staff else err.code in ("over_maximum", "below_minimum")
                 assert msgspec.msgpack.encode(table.state) == before
         if extra == "last":  # la dernière: the table closes after this spin
             post(table.handle(LastSpin(by=CROUPIER)))
@@ -120,7 +125,7 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
         copy = msgspec.msgpack.decode(msgspec.msgpack.encode(table.state), type=RouletteState)
         assert RouletteTable.from_state(copy).state == table.state
     if table.state.phase != "closed":
-        post(table.handle(CloseTable(by=CHEF)))
+        post(table.handle(CloseTable(by=CHEF, authorised_by="d1")))
     assert held == {}
     assert sum(balance.values()) + bank == 0
 
