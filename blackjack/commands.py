@@ -1,23 +1,49 @@
 """Commands the server sends the blackjack engine (a tagged msgspec union).
 
-Every command says who issues it: ``by`` is a player id or a staff id, ``role`` one of
-``player``, ``croupier``, ``chef`` or ``system`` (the server acting on a time-out: it may
-only do what a silent player would, e.g. stand, decline an offer, pass the cut).
+Every command says who issues it: ``by`` is a player id or a staff id (never empty: ``""``
+is the engine's empty seat), ``role`` one of ``player``, ``croupier``, ``chef``,
+``director`` or ``system`` (the server acting on a time-out: it may only do what a silent
+player would, e.g. stand, decline an offer, pass the cut; or releasing a seat).
+Only a player stakes his own money. Staff enter chips and decisions only for *floor
+players* (``games.players``: ``floor:<label>``, a person with cash chips at a live table),
+naming them in ``player``; a player's own commands never name anyone else nor come from a
+floor id.
 Boxes are numbered 1..7 from the dealer's left; box 0 is the dealer. Hands are 0-based.
+
+Every field is bounded here (msgspec ``Meta``); ``BlackjackTable.handle`` applies the
+bounds to commands built in Python too (``games.validation.validated``), so an amount is
+always a whole number of minor units within int64 before the table's own limits apply.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-Role = Literal["player", "croupier", "chef", "system"]
-STAFF = frozenset(("croupier", "chef"))
+from games.validation import MAX_AMOUNT, Amount, Name, Text
+
+Role = Literal["player", "croupier", "chef", "director", "system"]
+STAFF = frozenset(("croupier", "chef", "director"))
+
+# Bounds. A player's box is 1..7; ``Card`` and a time-out's ``DeclineOffer`` also take 0
+# (the dealer, every offer). A profile allows at most 8 hands a box, so a hand is 0..7.
+# ``Sit.box``, card numbers and jackpot meters are only bounded to int64 here: the engine
+# refuses the rest with its own precise codes (``no_such_box``, ``not_a_card``, ``bad_meters``).
+BoxNumber = Annotated[int, msgspec.Meta(ge=1, le=7)]
+BoxOrDealer = Annotated[int, msgspec.Meta(ge=0, le=7)]
+HandIndex = Annotated[int, msgspec.Meta(ge=0, le=7)]
+Int64 = Annotated[int, msgspec.Meta(ge=-MAX_AMOUNT - 1, le=MAX_AMOUNT)]
+CardNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
+CutPoint = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
+ShoeCard = Annotated[int, msgspec.Meta(ge=0, le=51)]
+# A player id or "" (nobody): the staff's ``player`` field, a chef's ``authorised_by``.
+MaybeName = Annotated[str, msgspec.Meta(max_length=128, pattern="^[^\x00-\x1f\x7f]*$")]
+SideBetKind = Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
 
 
 class _Cmd(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
-    by: str
+    by: Name
     role: Role = "player"
 
 
@@ -28,18 +54,26 @@ class Shuffle(_Cmd, tag="shuffle"):
     """A freshly shuffled shoe (RNG tables: the order, from ``shoe.shuffle_order``).
     On a live table ``order`` is empty: the cards are then entered one by one.
     ``salt``: random text from the server, hashed with the order into the commitment and
-    revealed with it after the shoe."""
+    revealed with it after the shoe. Staff shuffling a closed table reopens it."""
 
-    order: list[int] = []
-    salt: str = ""
+    order: Annotated[list[ShoeCard], msgspec.Meta(max_length=8 * 52)] = []
+    salt: Text = ""
 
 
 class Cut(_Cmd, tag="cut"):
-    """The entitled player cuts at ``at`` cards, or passes (``at`` None) and the shoe is
-    cut at ``random_at``, drawn by the server."""
+    """The entitled player cuts at ``at`` cards. ``at`` None: he passes and the house cuts
+    at ``random_at`` (drawn by the server) at once, which is allowed only where nobody is
+    left to offer the cut to (else ``PassCut``). With nobody entitled, the house cuts:
+    staff at ``at`` (or ``random_at``), the server (role ``system``) at ``random_at``."""
 
-    at: int | None = None
-    random_at: int | None = None
+    at: CutPoint | None = None
+    random_at: CutPoint | None = None
+
+
+class PassCut(_Cmd, tag="pass_cut"):
+    """The entitled player declines the cut (role ``system``: his time-out). Campione
+    Art. 30 (``cut_passes_left``): it goes to the next box holder on his left, and to the
+    house when all have declined; elsewhere straight to the house."""
 
 
 class Reshuffle(_Cmd, tag="reshuffle"):
@@ -54,25 +88,36 @@ class CutCardOut(_Cmd, tag="cut_card_out"):
 
 
 class Sit(_Cmd, tag="sit"):
-    box: int
+    box: Int64
 
 
 class Leave(_Cmd, tag="leave"):
     pass
 
 
-class PlaceBet(_Cmd, tag="place_bet"):
-    """A player's stake on a box. On a live table the croupier may enter chips already on
-    the felt for ``player``; any excess over the maximum is then kept apart (Titano Art. 9:
-    not paid on a win, returned on a loss) instead of refused."""
+class ReleaseSeat(_Cmd, tag="release_seat"):
+    """Staff or the server (role ``system``, after the house's disconnection time-out) free
+    the seat at ``box`` between rounds; while betting is open the seated player's bets and
+    side bets go back to him."""
 
-    box: int
-    amount: int
-    player: str = ""
+    box: BoxNumber
+    reason: Text
+
+
+class PlaceBet(_Cmd, tag="place_bet"):
+    """A player's stake on a box. On a live table staff may enter chips already on the felt
+    for a floor player named in ``player``; any excess over the maximum is then kept apart
+    (Titano Art. 9: not paid on a win, returned on a loss) instead of refused, up to
+    ``ENTERED_MAX_FACTOR`` times the maximum."""
+
+    box: BoxNumber
+    amount: Amount
+    player: MaybeName = ""
 
 
 class WithdrawBet(_Cmd, tag="withdraw_bet"):
-    box: int
+    box: BoxNumber
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class PlaceSideBet(_Cmd, tag="place_side_bet"):
@@ -80,23 +125,25 @@ class PlaceSideBet(_Cmd, tag="place_side_bet"):
     ``currency`` says what chips they are ("" = the table's); Blazing 7s takes CHF only,
     a fixed stake, and only from the box holder."""
 
-    box: int
-    bet: Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
-    amount: int
-    currency: str = ""
+    box: BoxNumber
+    bet: SideBetKind
+    amount: Amount
+    currency: Annotated[str, msgspec.Meta(max_length=8)] = ""
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class WithdrawSideBet(_Cmd, tag="withdraw_side_bet"):
-    box: int
-    bet: Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
+    box: BoxNumber
+    bet: SideBetKind
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class JackpotMeters(_Cmd, tag="jackpot_meters"):
     """The server relays the linked jackpot's meters (``jackpot.MetersChanged``) so every
     client of the table sees them move. Staff or system only."""
 
-    minor: int
-    major: int
+    minor: Int64
+    major: Int64
 
 
 class CloseBets(_Cmd, tag="close_bets"):
@@ -106,8 +153,18 @@ class CloseBets(_Cmd, tag="close_bets"):
 class SetLimits(_Cmd, tag="set_limits"):
     """New table minimum and maximum, in force from the next round."""
 
-    min_bet: int
-    max_bet: int
+    min_bet: Amount
+    max_bet: Amount
+
+
+class CloseTable(_Cmd, tag="close_table"):
+    """Close the table between rounds (Campione roulette Art. 15 gives it to the Direzione
+    Giochi): a director, or a chef with ``authorised_by`` naming the director whose
+    recorded authorisation the server found. Bets and side bets go back, every seat is
+    freed; a staff ``Shuffle`` reopens it."""
+
+    reason: Text = ""
+    authorised_by: MaybeName = ""
 
 
 # -- cards on a live table ----------------------------------------------------------------
@@ -117,25 +174,29 @@ class Card(_Cmd, tag="card"):
     """Live tables: the card the croupier console or shoe reader saw going to ``box``
     (0 = dealer) / ``hand``."""
 
-    card: int
-    box: int
-    hand: int = 0
+    card: CardNumber
+    box: BoxOrDealer
+    hand: HandIndex = 0
 
 
 # -- offers after the deal ----------------------------------------------------------------
 
 
 class Insure(_Cmd, tag="insure"):
-    box: int
-    amount: int
+    box: BoxNumber
+    amount: Amount
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class EvenMoney(_Cmd, tag="even_money"):
-    box: int
+    box: BoxNumber
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class DeclineOffer(_Cmd, tag="decline_offer"):
-    box: int
+    # 0: a time-out's (role ``system``) answer for every offer still open.
+    box: BoxOrDealer
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class CloseOffers(_Cmd, tag="close_offers"):
@@ -143,41 +204,44 @@ class CloseOffers(_Cmd, tag="close_offers"):
 
 
 # -- decisions ----------------------------------------------------------------------------
+# Staff enter a decision only on a live table and only for a box held by a floor player.
 
 
 class Hit(_Cmd, tag="hit"):
-    box: int
-    hand: int = 0
+    box: BoxNumber
+    hand: HandIndex = 0
 
 
 class Stand(_Cmd, tag="stand"):
-    box: int
-    hand: int = 0
+    box: BoxNumber
+    hand: HandIndex = 0
 
 
 class Double(_Cmd, tag="double"):
-    box: int
-    hand: int = 0
+    box: BoxNumber
+    hand: HandIndex = 0
 
 
 class Split(_Cmd, tag="split"):
-    box: int
-    hand: int = 0
+    box: BoxNumber
+    hand: HandIndex = 0
 
 
 class BehindDouble(_Cmd, tag="behind_double"):
     """A player behind answers the box holder's double: double too, or not."""
 
-    box: int
+    box: BoxNumber
     accept: bool = False
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 class BehindSplit(_Cmd, tag="behind_split"):
     """A player behind answers the box holder's split: follow the ``first`` or
     ``second`` hand, or put up a second stake and follow ``both``."""
 
-    box: int
+    box: BoxNumber
     choice: Literal["first", "second", "both"] = "first"
+    player: MaybeName = ""  # staff, for a floor player on a live table
 
 
 # -- croupier actions ---------------------------------------------------------------------
@@ -186,28 +250,29 @@ class BehindSplit(_Cmd, tag="behind_split"):
 class VoidRound(_Cmd, tag="void_round"):
     """Misdeal (Campione Art. 19, Titano Art. 18): the whole round, or only ``boxes``."""
 
-    reason: str = "misdeal"
-    boxes: list[int] = []
+    reason: Text = "misdeal"
+    boxes: Annotated[list[BoxNumber], msgspec.Meta(max_length=7)] = []
 
 
 class BurnCard(_Cmd, tag="burn_card"):
     """A card turned in the shoe during the drawing is eliminated (Campione Art. 17,
     Titano Art. 17). Live tables give the card; RNG tables burn the next one."""
 
-    card: int | None = None
+    card: CardNumber | None = None
 
 
 class ExposeCard(_Cmd, tag="expose_card"):
     """A card drawn by mistake (Campione Art. 24): it lies face up and goes to the next
     hand that asks for a card, else to the dealer."""
 
-    card: int | None = None
+    card: CardNumber | None = None
 
 
 Command = (
-    Shuffle | Cut | Reshuffle | CutCardOut | Sit | Leave | PlaceBet | WithdrawBet | CloseBets
-    | SetLimits | PlaceSideBet | WithdrawSideBet | JackpotMeters | Card | Insure | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double
-    | Split | BehindDouble | BehindSplit | VoidRound | BurnCard | ExposeCard
+    Shuffle | Cut | PassCut | Reshuffle | CutCardOut | Sit | Leave | ReleaseSeat | PlaceBet | WithdrawBet
+    | CloseBets | SetLimits | CloseTable | PlaceSideBet | WithdrawSideBet | JackpotMeters | Card | Insure
+    | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double | Split | BehindDouble | BehindSplit
+    | VoidRound | BurnCard | ExposeCard
 )
 
 _decoder = msgspec.json.Decoder(Command)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 
 class _Ev(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
@@ -23,6 +23,15 @@ class ShoeCut(_Ev, tag="shoe_cut"):
     chosen: bool  # False: the player passed and the cut point was drawn
 
 
+class CutPassed(_Ev, tag="cut_passed"):
+    """``player`` declined the cut (``by``: he, or the server on his time-out, or the
+    croupier for a floor player); it is now offered to ``to`` ("" = the house cuts)."""
+
+    player: str
+    to: str
+    by: str
+
+
 class CardsBurned(_Ev, tag="cards_burned"):
     count: int
 
@@ -39,6 +48,23 @@ class SeatTaken(_Ev, tag="seat_taken"):
 class SeatLeft(_Ev, tag="seat_left"):
     player: str
     box: int
+
+
+class SeatReleased(_Ev, tag="seat_released"):
+    """Staff or the server freed ``player``'s seat (a disconnection time-out, the table
+    closing); his open bets went back just before."""
+
+    player: str
+    box: int
+    reason: str
+
+
+class TableClosed(_Ev, tag="table_closed"):
+    """The table is closed (phase ``closed``) until a staff ``Shuffle`` reopens it."""
+
+    reason: str
+    by: str
+    authorised_by: str  # the director who authorised a chef's closing ("" = a director closed it)
 
 
 class RoundOpened(_Ev, tag="round_opened"):
@@ -161,7 +187,7 @@ Event = (
     | LimitsChanged | BetsClosed | CardDealt | HoleCardDealt | HoleCardShown | CutCardOut
     | OffersOpened | OffersClosed | Turn | Acted | BehindAsked | BehindChose | HandDone
     | DealerDone | RoundSettled | RoundVoided | CardBurned | CardExposed | ButtonMoved
-    | WagerPlaced | WagerSettled | WagerVoided
+    | WagerPlaced | WagerSettled | WagerVoided | WagerRefunded | CutPassed | SeatReleased | TableClosed
 )
 
 

@@ -4,9 +4,10 @@ Two parts, both pure:
 
 * ``blazing_line`` / ``round_results``: what each Blazing 7s bet of one table's round won
   from the box's first two cards and the dealer's up card: a fixed amount (one 7, two 7s,
-  three 7s) paid by the table's bank, envy bonuses paid by the bank to every *other*
-  Blazing 7s bet at the table when a jackpot is hit, or a jackpot hit (minor: three 7s of
-  one colour, major: of one suit) paid from the pool. The stake is never returned.
+  three 7s) paid by the table's bank, envy bonuses paid by the bank to every Blazing 7s
+  bet of *another player* at the table when a jackpot is hit (never to the winner's own
+  other boxes), or a jackpot hit (minor: three 7s of one colour, major: of one suit) paid
+  from the pool. The stake is never returned.
 * ``JackpotPool``: one linked jackpot (minor and major meters) shared by any number of
   tables, an engine of its own (``handle`` / ``state`` / ``from_state`` / ``view``). Each
   round with Blazing 7s bets *enters* the pool when its cards start coming (it gets a
@@ -143,11 +144,16 @@ class BlazingResult(msgspec.Struct, frozen=True):
 def round_results(bets: list[BlazingBet], up: int, table: Blazing7s) -> list[BlazingResult]:
     """Every Blazing 7s bet of one round at one table. Each jackpot hit pays an envy bonus
     to every other Blazing 7s bet at the table, except bets that won that same jackpot
-    (they share it instead); two hits, two bonuses."""
+    (they share it instead) and the hitting player's own bets on his other boxes (envy is
+    for the others); two hits, two bonuses."""
     lines = [blazing_line(b.cards[0], b.cards[1], up) for b in bets]
     out = []
     for i, b in enumerate(bets):
-        envy = sum(table.envy(ln) for j, ln in enumerate(lines) if j != i and ln in LEVELS and ln != lines[i])
+        envy = sum(
+            table.envy(ln)
+            for j, ln in enumerate(lines)
+            if j != i and ln in LEVELS and ln != lines[i] and bets[j].player != b.player
+        )
         out.append(BlazingResult(b.wager, b.player, b.box, lines[i], table.fixed(lines[i]), envy))
     return out
 

@@ -36,6 +36,10 @@ class Profile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     dealer_hits_soft_17: bool = False
     # Up-card ranks (1 = ace, 10 = any ten-value) against which a blackjack may take even money.
     even_money_against: list[int] = msgspec.field(default_factory=lambda: [1])
+    # May a blackjack be insured against the dealer's ace? Campione and Titano: "ogni
+    # giocatore" may insure, a blackjack included (half the bet: the same as even money);
+    # Lugano: "Un Black Jack non può essere assicurato".
+    blackjack_insurable: bool = True
     # Two-card totals that may double ([] = any); soft totals only if double_soft.
     double_totals: list[int] = msgspec.field(default_factory=list)
     double_soft: bool = True
@@ -65,6 +69,10 @@ class Profile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     # Cards left behind the cut card; the cut itself must leave cut_margin cards each side.
     cut_card_from_end: int = 78
     cut_margin: int = 10
+    # Campione Art. 30: a player who declines the cut passes it to the box holder on his
+    # left (the next higher box, wrapping round), the house cutting when all decline.
+    # False: a declined cut goes straight to the house.
+    cut_passes_left: bool = False
     burn_cards: int = 5
     blackjack_pays: tuple[int, int] = (3, 2)
     # Limits (minor units): a table's minimum and maximum must satisfy these.

@@ -35,6 +35,9 @@ class Wager(msgspec.Struct, gc=False):
     hand: int = 0  # the hand it rides on (-1: not on a hand, e.g. insurance)
     settled: bool = False
     excess: int = 0  # part above the maximum: never paid, returned on a loss
+    # What the bank kept of the stake when it was settled (stake - returned): given back by
+    # a WagerRefunded if the round is annulled after all (Titano Art. 7, a short shoe).
+    kept: int = 0
 
 
 class Hand(msgspec.Struct, gc=False):
@@ -80,7 +83,9 @@ class TableState(msgspec.Struct, gc=False):
     live: bool
     min_bet: int
     max_bet: int
-    phase: str = "shuffle"  # shuffle, cut, betting, dealing, offers, play, dealer, reshuffle
+    # shuffle, cut, betting, dealing, offers, play, dealer, reshuffle; closed (CloseTable,
+    # until a staff Shuffle reopens the table)
+    phase: str = "shuffle"
     round: int = 1
     next_limits: list[int] = []  # [min, max] from the next round
     seats: list[str] = msgspec.field(default_factory=lambda: [""] * 8)  # index = box
@@ -95,6 +100,9 @@ class TableState(msgspec.Struct, gc=False):
     last_round: bool = False
     reshuffle_after: bool = False
     cut_entitled: str = ""
+    # Campione Art. 30: the box holders the cut passes to, in turn, if ``cut_entitled``
+    # declines ([] = the house next).
+    cut_chain: list[str] = []
     # The round.
     bets: list[Bet] = []
     boxes: list[Box] = []  # in dealing order

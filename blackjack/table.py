@@ -54,15 +54,23 @@ from blackjack.table_shoe import ShoeCommands
 from blackjack.table_sidebets import SideBetCommands
 from blackjack.view import table_view
 from games.errors import GameError
-from games.wagers import WagerPlaced, WagerVoided
+from games.players import FLOOR_PREFIX, is_floor
+from games.validation import ENTERED_MAX_FACTOR, MAX_AMOUNT, validated
+from games.wagers import WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 DEALER = -1
 HOLE = -2
+# The highest table maximum any profile may set: every amount a round derives from a
+# stake (an entered pile of ENTERED_MAX_FACTOR maxima, doubles, splits, a 3:2 or 30:1 pay)
+# then stays far inside int64, the ledger's bigint.
+MAX_TABLE_BET = MAX_AMOUNT // 1000
 
 
 def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
     if min_bet <= 0 or max_bet < min_bet:
         raise GameError("bad_limits", "The minimum must be positive and the maximum at least the minimum.")
+    if max_bet > MAX_TABLE_BET:
+        raise GameError("bad_limits", f"The maximum may not exceed {MAX_TABLE_BET} (minor units).")
     if p.max_to_min_ratio and max_bet > p.max_to_min_ratio * min_bet:
         raise GameError("bad_limits", f"The maximum may be at most {p.max_to_min_ratio} times the minimum.")
     if p.max_bet_cap and max_bet > p.max_bet_cap:
@@ -99,6 +107,12 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         h = _HANDLERS.get(type(cmd))
         if h is None:
             raise GameError("malformed_command", "That is not a blackjack command.")
+        cmd = validated(cmd)  # the struct's bounds, for commands built in Python too
+        if cmd.role == "player" and cmd.by.startswith(FLOOR_PREFIX):
+            raise GameError(
+                "floor_id_reserved",
+                "floor: ids name the croupier's floor players; no one sends commands as one.",
+            )
         self._ev = ev = []
         h(self, cmd)
         self._ev = []
@@ -108,7 +122,33 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
 
     def _staff(self, cmd: Any) -> None:
         if cmd.role not in C.STAFF:
-            raise GameError("staff_only", "Only the croupier or the chef may do that.")
+            raise GameError("staff_only", "Only the croupier, the chef or the director may do that.")
+
+    def _owner(self, cmd: Any) -> str:
+        """Whose chips or decision ``cmd`` moves. A player acts only for himself; staff
+        only for a floor player they name, and only on a live table (no staff command can
+        reach an online player's wallet)."""
+        if cmd.role == "player":
+            if cmd.player not in ("", cmd.by):
+                raise GameError("players_only", "A player acts only for himself.")
+            return cmd.by
+        if cmd.role in C.STAFF and self.state.live and cmd.player:
+            if not is_floor(cmd.player):
+                raise GameError(
+                    "floor_only",
+                    f"Staff act only for floor players (floor:<label>); {cmd.player} acts for himself.",
+                )
+            return cmd.player
+        raise GameError(
+            "players_only",
+            "Only a player acts for his own chips; staff act for a floor player, named, on a live table.",
+        )
+
+    def _settled(self, w: Wager, ev: WagerSettled) -> None:
+        """Record one settlement: the wager is closed and what the bank kept is noted."""
+        w.settled = True
+        w.kept = ev.stake - ev.returned
+        self._ev.append(ev)
 
     def _box_index(self, number: int) -> int:
         for i, b in enumerate(self.state.boxes):
@@ -165,6 +205,8 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
                 raise GameError("system_may_only_stand", "A time-out can only stand.")
         elif not s.live:
             raise GameError("not_for_staff", "Staff enter decisions only on live tables.")
+        elif not is_floor(box.holder):
+            raise GameError("floor_only", f"Box {box.number}'s holder {box.holder} decides for himself.")
         return box, box.hands[cmd.hand]
 
     # -- the shoe -----------------------------------------------------------------------
@@ -189,14 +231,29 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         s.last_round = True
         # Campione Art. 30: the cut goes to whoever "received" the cut card: the box the
         # next card was for; the dealer passes it to the player on the left.
-        if not s.profile.button:
-            holder = ""
+        if not s.profile.button and s.boxes:
             if s.need and s.need[0] >= 0:
-                holder = s.boxes[s.need[0] >> 3].holder
-            elif s.boxes:
-                holder = min(s.boxes, key=lambda b: b.number).holder
-            s.cut_entitled = holder
+                first = s.boxes[s.need[0] >> 3].number
+            else:
+                first = min(b.number for b in s.boxes)
+            self._entitle_cut(first, {b.number: b.holder for b in s.boxes})
         self._ev.append(E.CutCardOut(round=s.round))
+
+    def _entitle_cut(self, first: int, holders: dict[int, str]) -> None:
+        """Offer the next cut to the holder of box ``first``; where the cut passes left
+        (Campione Art. 30), line up the other box holders from his left, wrapping round:
+        facing the dealer, the left is the next higher box number."""
+        s = self.state
+        entitled = holders.get(first, "")
+        chain: list[str] = []
+        if s.profile.cut_passes_left and entitled:
+            numbers = sorted(holders)
+            for n in [n for n in numbers if n > first] + [n for n in numbers if n < first]:
+                h = holders[n]
+                if h and h != entitled and h not in chain:
+                    chain.append(h)
+        s.cut_entitled = entitled
+        s.cut_chain = chain
 
     def _give(self, card: int) -> None:
         s = self.state
@@ -231,8 +288,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             hand.done = True
             for w in box.wagers:
                 if w.hand == hi and not w.settled and w.kind in HAND_KINDS:
-                    w.settled = True
-                    self._ev.append(settle_bust(w))
+                    self._settled(w, settle_bust(w))
         elif hand.doubled or (total == 21 and not (hand.tens_ace and len(cards) == 2)):
             hand.done = True
         elif len(cards) > 2:
@@ -280,8 +336,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             for box in reversed(s.boxes):
                 for w in box.wagers:
                     if not w.settled and w.kind in AFTER_DEAL:
-                        w.settled = True
-                        self._ev.append(AFTER_DEAL[w.kind](w, box, s))
+                        self._settled(w, AFTER_DEAL[w.kind](w, box, s))
         if s.jackpot_entered:
             self._settle_blazing()
         if up != 1 and up != 10:
@@ -299,7 +354,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             for w in box.wagers:
                 if w.settled or w.kind not in (BOX, BEHIND):
                     continue  # a box voided during the deal (Art. 19) gets no offer
-                if (bj and em) or (up == 1 and (not bj or 1 not in p.even_money_against)):
+                if (bj and em) or (up == 1 and (not bj or p.blackjack_insurable)):
                     offers.append(f"{w.player}@{box.number}")
         s.phase = "play"
         if offers:
@@ -364,8 +419,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             for box in reversed(s.boxes):
                 for w in box.wagers:
                     if w.kind == INSURANCE and not w.settled:
-                        w.settled = True
-                        self._ev.append(settle_insurance(w, dbj))
+                        self._settled(w, settle_insurance(w, dbj))
         if len(dealer) == 2 and is_blackjack(dealer):
             self._finish_round(drew=True)
             return False
@@ -385,8 +439,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         # Payout order inside a box: the outermost (last placed) pile first.
         for w in reversed(box.wagers):
             if w.hand == hi and not w.settled and w.kind in HAND_KINDS:
-                w.settled = True
-                self._ev.append(SETTLE[w.kind](w, outcome, dbj, p))
+                self._settled(w, SETTLE[w.kind](w, outcome, dbj, p))
 
     def _finish_round(self, drew: bool) -> None:
         s = self.state
@@ -402,8 +455,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
                 self._settle_hand(box, hi, total, h.blackjack, dtotal, dbj)
             for w in reversed(box.wagers):
                 if not w.settled and w.kind in ROUND_END:
-                    w.settled = True
-                    self._ev.append(ROUND_END[w.kind](w, box, s))
+                    self._settled(w, ROUND_END[w.kind](w, box, s))
         self._ev.append(E.RoundSettled(round=s.round, last_of_shoe=s.last_round or s.reshuffle_after))
         self._end_round()
 
@@ -450,7 +502,9 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         if s.profile.button:
             # Titano Art. 4: the player at the button cuts (seated there, else the one who
             # held that box in the last round).
-            s.cut_entitled = s.seats[s.button] or (holders or {}).get(s.button, "")
+            held = dict(holders or {})
+            held.update({n: pl for n, pl in enumerate(s.seats) if n and pl})
+            self._entitle_cut(s.button, held)
         s.phase = "shuffle"
         s.order = []
         s.pos = 0
@@ -469,7 +523,9 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         s = self.state
         if s.profile.void_round_on_short_shoe:
             self._ev.append(E.ShoeRanShort(action="void"))
-            self._void_boxes(list(s.boxes), "system", "the shoe ran short")
+            # "Annullata": as if never dealt. Every stake comes back, those already settled
+            # as lost (busts) included; a win already paid stands.
+            self._void_boxes(list(s.boxes), "system", "the shoe ran short", refund=True)
             s.last_round = True
             self._end_round()
         else:
@@ -478,7 +534,9 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             s.resume_phase = s.phase  # resumed once the discards are shuffled
             s.phase = "reshuffle"
 
-    def _void_boxes(self, boxes: list[Box], by: str, reason: str) -> None:
+    def _void_boxes(self, boxes: list[Box], by: str, reason: str, refund: bool = False) -> None:
+        """Void every open wager of ``boxes``; with ``refund`` (the round is annulled) also
+        give back what the bank kept of each wager already settled."""
         s = self.state
         for box in boxes:
             for w in box.wagers:
@@ -486,6 +544,9 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
                     w.settled = True
                     amount = 0 if w.kind in FREE_KINDS else w.amount  # the house's chip held nothing
                     self._ev.append(WagerVoided(w.id, w.player, amount, reason))
+                elif refund and w.kept > 0:
+                    self._ev.append(WagerRefunded(w.id, w.player, w.kept, f"{reason}: the round is annulled"))
+                    w.kept = 0
             for h in box.hands:
                 h.done = True
         whole = len(boxes) == len(s.boxes)
@@ -507,22 +568,85 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         s = self.state
         if cmd.role != "player":
             raise GameError("players_only", "Only a player takes a seat.")
+        if s.phase == "closed":
+            raise GameError("table_closed", "The table is closed.")
         if not 1 <= cmd.box <= BOXES:
             raise GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
         if s.seats[cmd.box]:
             raise GameError("seat_taken", f"Box {cmd.box} is taken.")
         if cmd.by in s.seats:
             raise GameError("already_seated", "You already have a seat.")
+        if any(b.box == cmd.box and b.player != cmd.by for b in s.bets):
+            # Sitting now would take the box from under the bets already on it.
+            raise GameError("box_in_play", f"Others have bet on box {cmd.box} this round: sit after the round.")
         s.seats[cmd.box] = cmd.by
         self._ev.append(E.SeatTaken(player=cmd.by, box=cmd.box))
 
     def _leave(self, cmd: C.Leave) -> None:
         s = self.state
+        if cmd.role != "player":
+            raise GameError("players_only", "A player leaves his own seat; staff use release_seat.")
         if cmd.by not in s.seats:
             raise GameError("not_seated", "You have no seat.")
         b = s.seats.index(cmd.by)
         s.seats[b] = ""
         self._ev.append(E.SeatLeft(player=cmd.by, box=b))
+
+    def _release_seat(self, cmd: C.ReleaseSeat) -> None:
+        """Free a seat between rounds (a disconnected player, after the house's time-out);
+        while betting is open the player's bets and side bets go back to him."""
+        s = self.state
+        if cmd.role not in C.STAFF and cmd.role != "system":
+            raise GameError("staff_only", "Only the staff or the server release a seat.")
+        if s.phase in ROUND_PHASES:
+            raise GameError("round_in_play", "A seat is released between rounds only.")
+        player = s.seats[cmd.box]
+        if not player:
+            raise GameError("seat_empty", f"Nobody sits at box {cmd.box}.")
+        self._return_bets(lambda pl: pl == player, "seat released")
+        s.seats[cmd.box] = ""
+        self._ev.append(E.SeatReleased(player=player, box=cmd.box, reason=cmd.reason))
+
+    def _return_bets(self, whose: Any, reason: str) -> None:
+        """Return the open bets (and their side bets) of every player ``whose`` accepts."""
+        s = self.state
+        for b in [b for b in s.bets if whose(b.player)]:
+            s.bets.remove(b)
+            self._ev.append(WagerVoided(b.wager, b.player, b.amount, reason))
+        for sb in [x for x in s.side_bets if whose(x.player)]:
+            s.side_bets.remove(sb)
+            self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, reason))
+
+    def _close_table(self, cmd: C.CloseTable) -> None:
+        """Close the table between rounds: the director, or a chef with the director's
+        recorded authorisation (Campione Art. 15: the Direzione Giochi's power)."""
+        s = self.state
+        if cmd.role == "chef":
+            if not cmd.authorised_by:
+                raise GameError("missing_authorisation", "A chef closes a table only with the director's authorisation.")
+        elif cmd.role == "player":
+            raise GameError("staff_only", "Only the director closes a table.")
+        elif cmd.role != "director":
+            raise GameError("not_allowed", "Only the director, or a chef he authorised, closes a table.")
+        if s.phase == "closed":
+            raise GameError("table_closed", "The table is already closed.")
+        if s.phase in ROUND_PHASES:
+            raise GameError("round_in_play", "A table is closed between rounds only.")
+        self._return_bets(lambda pl: True, "table closed")
+        for n, pl in enumerate(s.seats):
+            if pl:
+                s.seats[n] = ""
+                self._ev.append(E.SeatReleased(player=pl, box=n, reason="table closed"))
+        s.phase = "closed"
+        s.order = []
+        s.pos = 0
+        s.cut_index = -1
+        s.left = []
+        s.last_round = False
+        s.reshuffle_after = False
+        s.cut_entitled = ""  # the house cuts the shoe that reopens the table
+        s.cut_chain = []
+        self._ev.append(E.TableClosed(reason=cmd.reason, by=cmd.by, authorised_by=cmd.authorised_by))
 
     def _place_bet(self, cmd: C.PlaceBet) -> None:
         s = self.state
@@ -530,23 +654,28 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         if s.phase != "betting":
             raise GameError("betting_closed", "Bets are closed.")
         entered = cmd.role in C.STAFF  # chips already on a live felt, entered by the croupier
-        if entered:
-            if not s.live or not cmd.player:
-                raise GameError("players_only", "Staff enter a player's chips only on a live table, naming the player.")
-            owner = cmd.player
-        elif cmd.role != "player" or cmd.player not in ("", cmd.by):
-            raise GameError("players_only", "Only a player places a bet, for themself.")
-        else:
-            owner = cmd.by
-        if not 1 <= cmd.box <= BOXES:
-            raise GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+        if entered and not cmd.player:
+            raise GameError("players_only", "Staff enter a player's chips only on a live table, naming the player.")
+        owner = self._owner(cmd)
         if cmd.amount < s.min_bet:
             raise GameError("below_minimum", f"The minimum bet is {s.min_bet}.")
+        if entered and cmd.amount > ENTERED_MAX_FACTOR * s.max_bet:
+            raise GameError(
+                "above_entry_limit",
+                f"A pile over {ENTERED_MAX_FACTOR} times the maximum ({ENTERED_MAX_FACTOR * s.max_bet}) is a mistake.",
+            )
         on_box = [b for b in s.bets if b.box == cmd.box]
         if any(b.player == owner for b in on_box):
             raise GameError("already_bet", f"{owner} already has a bet on box {cmd.box}.")
         if len(on_box) >= 1 + p.places_behind:
             raise GameError("box_full", f"Box {cmd.box} has no free place.")
+        seated = s.seats[cmd.box]
+        if seated and owner != seated:
+            # The seated player's place is his (Campione cap. 1, Art. 16; Lugano "Il
+            # gioco"; Titano Art. 1, 13): others may only bet behind him.
+            behind = sum(1 for b in on_box if b.player != seated)
+            if behind >= p.places_behind:
+                raise GameError("box_reserved", f"Box {cmd.box} is {seated}'s: only places behind are open to others.")
         if p.max_applies_to == "box_with_behind":
             room = max(s.max_bet - sum(b.amount - b.excess for b in on_box), 0)
         else:
@@ -566,12 +695,13 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         s = self.state
         if s.phase != "betting":
             raise GameError("betting_closed", "Bets are closed.")
+        owner = self._owner(cmd)
         for i, b in enumerate(s.bets):
-            if b.box == cmd.box and b.player == cmd.by and cmd.role == "player":
+            if b.box == cmd.box and b.player == owner:
                 del s.bets[i]
                 self._ev.append(WagerVoided(b.wager, b.player, b.amount, "withdrawn"))
                 # Side bets stand only beside a bet: they go back with it.
-                for sb in [x for x in s.side_bets if x.box == cmd.box and x.player == cmd.by]:
+                for sb in [x for x in s.side_bets if x.box == cmd.box and x.player == owner]:
                     s.side_bets.remove(sb)
                     self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn with the bet"))
                 return
@@ -588,19 +718,34 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         by_box: dict[int, list[Bet]] = {}
         for b in s.bets:
             by_box.setdefault(b.box, []).append(b)
-        players = {b.player for b in s.bets}
-        if len(players) == 1 and len(by_box) < p.lone_player_min_boxes:
+        # A seated player's box is played only if he bets on it: bets behind a box whose
+        # holder sat out go back ("the box was not played").
+        unplayed = {n for n, bets in by_box.items() if self._holder_bet(n, bets) is None}
+        for n in unplayed:
+            del by_box[n]
+        players = {b.player for bets in by_box.values() for b in bets}
+        if by_box and len(players) == 1 and len(by_box) < p.lone_player_min_boxes:
             raise GameError(
                 "lone_player_min_boxes",
                 f"A player alone at the table plays at least {p.lone_player_min_boxes} boxes.",
             )
         if p.crowded_at and len(players) >= p.crowded_at:
             counts: dict[str, int] = {}
-            for b in s.bets:
-                counts[b.player] = counts.get(b.player, 0) + 1
+            for bets in by_box.values():
+                for b in bets:
+                    counts[b.player] = counts.get(b.player, 0) + 1
             if any(n > 1 for n in counts.values()):
                 raise GameError("one_box_each", "The table is crowded: one box each.")
 
+        if unplayed:
+            for b in [b for b in s.bets if b.box in unplayed]:
+                s.bets.remove(b)
+                self._ev.append(WagerVoided(b.wager, b.player, b.amount, "the box was not played"))
+            for sb in [x for x in s.side_bets if x.box in unplayed]:
+                s.side_bets.remove(sb)
+                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "the box was not played"))
+            if not by_box:
+                return  # nothing left to deal: betting stays open
         if p.button:
             numbers = sorted(by_box, key=lambda n: (n - s.button - 1) % BOXES)
         else:
@@ -609,6 +754,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         for n in numbers:
             bets = by_box[n]
             holder_bet = self._holder_bet(n, bets)
+            assert holder_bet is not None
             wagers = [Wager(holder_bet.wager, holder_bet.player, BOX, holder_bet.amount, 0, excess=holder_bet.excess)]
             wagers += [
                 Wager(b.wager, b.player, BEHIND, b.amount, 0, excess=b.excess) for b in bets if b is not holder_bet
@@ -628,19 +774,19 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             self._ev.append(J.JackpotRoundStarted(jackpot=p.blazing_7s.jackpot, table=s.table_id, round=s.round))
         self._run()
 
-    def _holder_bet(self, n: int, bets: list[Bet]) -> Bet:
-        """Whose bet holds box ``n``: the seated player's, else (a free box) the highest
-        bet; a tie goes to the player seated nearest the shoe."""
+    def _holder_bet(self, n: int, bets: list[Bet]) -> Bet | None:
+        """Whose bet holds box ``n``: the seated player's (None if he has not bet: the box
+        is his, so it is not played), else (a free box) the highest bet; a tie goes to the
+        player seated nearest the shoe."""
         s = self.state
         seated = s.seats[n]
-        holder_bet = next((b for b in bets if b.player == seated), None)
-        if holder_bet is None:
+        if seated:
+            return next((b for b in bets if b.player == seated), None)
 
-            def seat_of(player: str) -> int:
-                return s.seats.index(player) if player in s.seats else 99
+        def seat_of(player: str) -> int:
+            return s.seats.index(player) if player in s.seats else 99
 
-            holder_bet = min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
-        return holder_bet
+        return min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
 
     def _set_limits(self, cmd: C.SetLimits) -> None:
         s = self.state
@@ -650,46 +796,44 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         nxt = s.round + 1 if s.phase in ROUND_PHASES or s.phase == "betting" else s.round
         self._ev.append(E.LimitsChanged(by=cmd.by, min_bet=cmd.min_bet, max_bet=cmd.max_bet, from_round=nxt))
 
-    def _offer_key(self, cmd: Any) -> tuple[str, Box]:
+    def _offer_key(self, cmd: Any) -> tuple[str, str, Box]:
+        """The offer ``cmd`` answers ("player@box"), whose it is, and the box."""
         s = self.state
         if s.phase != "offers":
             raise GameError("no_offer", "Insurance and even money are not on offer now.")
         box = s.boxes[self._box_index(cmd.box)]
-        if cmd.role != "player":
-            raise GameError("players_only", "Only the player answers for their own bet.")
-        key = f"{cmd.by}@{cmd.box}"
-        return key, box
+        owner = self._owner(cmd)
+        return f"{owner}@{cmd.box}", owner, box
 
     def _insure(self, cmd: C.Insure) -> None:
         s = self.state
-        key, box = self._offer_key(cmd)
-        if any(w.kind == INSURANCE and w.player == cmd.by for w in box.wagers):
+        key, owner, box = self._offer_key(cmd)
+        if any(w.kind == INSURANCE and w.player == owner for w in box.wagers):
             raise GameError("already_insured", "You have already insured this box.")
         if key not in s.offers:
             raise GameError("no_offer", "You have no insurance offer on this box.")
         if VALUE[s.dealer[0]] != 1:
             raise GameError("no_insurance", "Insurance is offered only against an ace.")
-        if box.hands[0].blackjack and 1 in s.profile.even_money_against:
-            raise GameError("blackjack_not_insurable", "A blackjack takes even money instead of insurance.")
-        stake = self._stake_on(box, cmd.by, 0)
+        if box.hands[0].blackjack and not s.profile.blackjack_insurable:
+            raise GameError("blackjack_not_insurable", "At this house a blackjack takes even money, not insurance.")
+        stake = self._stake_on(box, owner, 0)
         assert stake is not None
         half = (stake.amount - stake.excess) // 2
         if not 0 < cmd.amount <= half:
             raise GameError("insurance_too_large", f"Insure at most {half} (half the bet).")
-        self._place(box, cmd.by, INSURANCE, cmd.amount, -1)
+        self._place(box, owner, INSURANCE, cmd.amount, -1)
         self._answered(key)
 
     def _even_money(self, cmd: C.EvenMoney) -> None:
         s = self.state
-        key, box = self._offer_key(cmd)
+        key, owner, box = self._offer_key(cmd)
         if key not in s.offers or not box.hands[0].blackjack:
             raise GameError("no_even_money", "Even money is offered only on a blackjack.")
         if VALUE[s.dealer[0]] not in s.profile.even_money_against:
             raise GameError("no_even_money", "This house offers no even money against that card.")
-        stake = self._stake_on(box, cmd.by, 0)
+        stake = self._stake_on(box, owner, 0)
         assert stake is not None
-        stake.settled = True
-        self._ev.append(settle_even_money(stake))
+        self._settled(stake, settle_even_money(stake))
         self._answered(key)
 
     def _decline(self, cmd: C.DeclineOffer) -> None:
@@ -700,7 +844,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             s.offers = []
             self._answered("")
             return
-        key, _box = self._offer_key(cmd)
+        key, _owner, _box = self._offer_key(cmd)
         if key not in s.offers:
             raise GameError("no_offer", "You have no open offer on this box.")
         self._answered(key)
@@ -831,24 +975,25 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             s.need.append(s.turn_box * 8 + s.turn_hand)
         self._run()
 
-    def _behind_check(self, cmd: Any, action: str) -> Box:
+    def _behind_check(self, cmd: Any, action: str) -> tuple[Box, str]:
+        """The box a double or split waits on, and who answers ("" = a time-out for all)."""
         s = self.state
         if s.phase != "play" or s.behind_action != action or not s.behind:
             raise GameError("no_behind_choice", f"No {action} is waiting for the players behind.")
         box = s.boxes[s.turn_box]
         if cmd.box != box.number:
             raise GameError("not_your_turn", f"The choice is about box {box.number}.")
-        if cmd.role == "player":
-            if cmd.by not in s.behind:
-                raise GameError("not_behind", "You have no bet behind waiting for this choice.")
-        elif cmd.role != "system":
-            raise GameError("players_only", "Only the player behind chooses.")
-        return box
+        if cmd.role == "system":
+            return box, ""
+        owner = self._owner(cmd)
+        if owner not in s.behind:
+            raise GameError("not_behind", "You have no bet behind waiting for this choice.")
+        return box, owner
 
     def _behind_double(self, cmd: C.BehindDouble) -> None:
         s = self.state
-        box = self._behind_check(cmd, "double")
-        if cmd.role == "system":
+        box, owner = self._behind_check(cmd, "double")
+        if not owner:
             if cmd.accept:
                 raise GameError("system_may_only_decline", "A time-out declines the double.")
             for pl in s.behind:
@@ -856,35 +1001,35 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             s.behind = []
         else:
             if cmd.accept:
-                stake = self._stake_on(box, cmd.by, s.turn_hand)
+                stake = self._stake_on(box, owner, s.turn_hand)
                 assert stake is not None
-                self._place(box, cmd.by, DOUBLE, stake.amount - stake.excess, s.turn_hand)
-            self._ev.append(E.BehindChose(box=box.number, player=cmd.by, choice="double" if cmd.accept else "no double"))
-            s.behind.remove(cmd.by)
+                self._place(box, owner, DOUBLE, stake.amount - stake.excess, s.turn_hand)
+            self._ev.append(E.BehindChose(box=box.number, player=owner, choice="double" if cmd.accept else "no double"))
+            s.behind.remove(owner)
         if not s.behind:
             self._behind_done("double")
 
     def _behind_split(self, cmd: C.BehindSplit) -> None:
         s = self.state
-        box = self._behind_check(cmd, "split")
+        box, owner = self._behind_check(cmd, "split")
         hi, new = s.turn_hand, len(box.hands) - 1
-        if cmd.role == "system":
+        if not owner:
             if cmd.choice != "first":
                 raise GameError("system_may_only_follow_first", "A time-out follows the first hand.")
             for pl in s.behind:
                 self._ev.append(E.BehindChose(box=box.number, player=pl, choice="first"))
             s.behind = []
         else:
-            stake = self._stake_on(box, cmd.by, hi)
+            stake = self._stake_on(box, owner, hi)
             assert stake is not None
             if cmd.choice == "second":
                 for w in box.wagers:
-                    if w.player == cmd.by and w.hand == hi and not w.settled:
+                    if w.player == owner and w.hand == hi and not w.settled:
                         w.hand = new
             elif cmd.choice == "both":
-                self._place(box, cmd.by, SPLIT, stake.amount - stake.excess, new)
-            self._ev.append(E.BehindChose(box=box.number, player=cmd.by, choice=cmd.choice))
-            s.behind.remove(cmd.by)
+                self._place(box, owner, SPLIT, stake.amount - stake.excess, new)
+            self._ev.append(E.BehindChose(box=box.number, player=owner, choice=cmd.choice))
+            s.behind.remove(owner)
         if not s.behind:
             self._behind_done("split")
 
@@ -924,10 +1069,13 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
 _HANDLERS = {
     C.Shuffle: BlackjackTable._shuffle,
     C.Cut: BlackjackTable._cut,
+    C.PassCut: BlackjackTable._pass_cut,
     C.Reshuffle: BlackjackTable._reshuffle,
     C.CutCardOut: BlackjackTable._cut_card_out_cmd,
     C.Sit: BlackjackTable._sit,
     C.Leave: BlackjackTable._leave,
+    C.ReleaseSeat: BlackjackTable._release_seat,
+    C.CloseTable: BlackjackTable._close_table,
     C.PlaceBet: BlackjackTable._place_bet,
     C.WithdrawBet: BlackjackTable._withdraw_bet,
     C.CloseBets: BlackjackTable._close_bets,

@@ -12,6 +12,7 @@ from blackjack.cards import full_shoe
 from blackjack.shoe import check_order, commitment, cut, cut_bounds, fresh_counts
 from blackjack.state import BURN_PHASES, ROUND_PHASES, TableState
 from games.errors import GameError
+from games.players import is_floor
 
 
 class ShoeCommands:
@@ -21,7 +22,7 @@ class ShoeCommands:
     def _shuffle(self, cmd: C.Shuffle) -> None:
         s = self.state
         self._staff(cmd)
-        if s.phase not in ("shuffle", "reshuffle"):
+        if s.phase not in ("shuffle", "reshuffle", "closed"):
             raise GameError("not_shuffle_time", "The shoe is shuffled only when it has ended or run short.")
         if s.live:
             if cmd.order:
@@ -32,7 +33,7 @@ class ShoeCommands:
             s.phase = "cut"
             self._ev.append(E.ShoeShuffled(cards=s.profile.cards, commitment=""))
             return
-        if s.phase == "shuffle":
+        if s.phase != "reshuffle":  # a new shoe (a closed table reopens with it)
             check_order(cmd.order, full_shoe(s.profile.decks))
             s.order = list(cmd.order)
             s.pos = 0
@@ -54,20 +55,49 @@ class ShoeCommands:
         self._ev.append(E.ShoeShuffled(cards=len(s.order), commitment=commitment(s.order, cmd.salt)))
         self._run()
 
+    def _cut_for(self, cmd: Any) -> str:
+        """Whose cut or pass ``cmd`` is: the entitled player's (his own command, his
+        time-out, or the croupier's for a floor player at a live table)."""
+        s = self.state
+        entitled = s.cut_entitled
+        if not entitled:
+            raise GameError("not_entitled_to_cut", "Nobody is offered the cut: the house cuts.")
+        if cmd.role == "player":
+            if cmd.by != entitled:
+                raise GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
+        elif cmd.role != "system" and not (s.live and is_floor(entitled)):
+            raise GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
+        return entitled
+
+    def _pass_cut(self, cmd: C.PassCut) -> None:
+        """The entitled player declines the cut: to the next box holder on his left where
+        the cut passes left (Campione Art. 30), else (and after the last) to the house."""
+        s = self.state
+        if s.phase != "cut":
+            raise GameError("not_cut_time", "There is no shoe waiting to be cut.")
+        player = self._cut_for(cmd)
+        nxt = s.cut_chain[0] if s.cut_chain else ""
+        s.cut_chain = s.cut_chain[1:]
+        s.cut_entitled = nxt
+        self._ev.append(E.CutPassed(player=player, to=nxt, by=cmd.by))
+
     def _cut(self, cmd: C.Cut) -> None:
         s = self.state
         p = s.profile
         if s.phase != "cut":
             raise GameError("not_cut_time", "There is no shoe waiting to be cut.")
-        if cmd.role == "player":
-            if cmd.by != s.cut_entitled:
-                who = s.cut_entitled or "the management"
-                raise GameError("not_entitled_to_cut", f"The cut is offered to {who}.")
-        elif cmd.role == "system":
-            if cmd.at is not None:
-                raise GameError("system_may_only_pass", "A time-out can only pass the cut.")
-        elif s.cut_entitled:
-            raise GameError("not_entitled_to_cut", f"The cut is offered to {s.cut_entitled}.")
+        if cmd.role == "system" and cmd.at is not None:
+            raise GameError("system_may_only_pass", "A time-out can only pass the cut.")
+        player = ""  # the entitled player who cuts or passes; "" = the house cuts
+        if s.cut_entitled:
+            player = self._cut_for(cmd)
+            if cmd.at is None and s.cut_chain:
+                raise GameError(
+                    "pass_cut_first",
+                    f"Declined, the cut goes to {s.cut_chain[0]} first: send pass_cut.",
+                )
+        elif cmd.role == "player":
+            raise GameError("not_entitled_to_cut", "The cut is offered to the management.")
         lo, hi = cut_bounds(p, p.cards)
         at = cmd.at if cmd.at is not None else cmd.random_at
         if at is None:
@@ -81,6 +111,10 @@ class ShoeCommands:
         s.last_round = False
         s.reshuffle_after = False
         s.cut_entitled = ""
+        s.cut_chain = []
+        if player and cmd.at is None:
+            # He passes and nobody is left to offer it to: the house cuts at the drawn point.
+            self._ev.append(E.CutPassed(player=player, to="", by=cmd.by))
         self._ev.append(E.ShoeCut(by=cmd.by, at=at, chosen=cmd.at is not None))
         self._ev.append(E.CardsBurned(count=p.burn_cards))
         self._open_round()

@@ -32,8 +32,7 @@ class SideBetCommands:
         p = s.profile
         if s.phase != "betting":
             raise GameError("betting_closed", "Side bets close with the bets, before the first card.")
-        if cmd.role != "player":
-            raise GameError("players_only", "Only a player places a side bet, for themself.")
+        owner = self._owner(cmd)
         field = SIDE_BETS.get(cmd.bet)
         table = getattr(p, field) if field else None
         if table is None:
@@ -43,30 +42,32 @@ class SideBetCommands:
             raise GameError("wrong_currency", f"This table plays {p.currency} chips, not {cur}.")
         if cmd.bet == J.BLAZING_7S and cur != table.currency:
             raise GameError("wrong_currency", f"Blazing 7s takes {table.currency} chips only.")
-        if not any(b.box == cmd.box and b.player == cmd.by for b in s.bets):
+        if not any(b.box == cmd.box and b.player == owner for b in s.bets):
             raise GameError("no_main_bet", f"A side bet goes only beside your own bet on box {cmd.box}.")
-        if any(x.box == cmd.box and x.player == cmd.by and x.kind == cmd.bet for x in s.side_bets):
+        if any(x.box == cmd.box and x.player == owner and x.kind == cmd.bet for x in s.side_bets):
             raise GameError("already_bet", f"You already have a {cmd.bet} bet on box {cmd.box}.")
         if cmd.bet == J.BLAZING_7S:
             if cmd.amount != table.stake:
                 raise GameError("blazing_fixed_stake", f"The Blazing 7s stake is exactly {table.stake}.")
             on_box = [b for b in s.bets if b.box == cmd.box]
-            if self._holder_bet(cmd.box, on_box).player != cmd.by:
+            holder = self._holder_bet(cmd.box, on_box)
+            if holder is None or holder.player != owner:
                 raise GameError("not_box_holder", f"Only box {cmd.box}'s holder may play Blazing 7s on it.")
         elif cmd.amount < table.min_bet:
             raise GameError("below_minimum", f"The minimum {cmd.bet} bet is {table.min_bet}.")
         elif cmd.amount > table.max_bet:
             raise GameError("above_maximum", f"The maximum {cmd.bet} bet is {table.max_bet}.")
         wid = self._bet_id()
-        s.side_bets.append(SideBet(cmd.box, cmd.by, cmd.bet, cmd.amount, wid))
-        self._ev.append(WagerPlaced(wid, cmd.by, cmd.amount, f"box {cmd.box} {cmd.bet.replace('_', ' ')}"))
+        s.side_bets.append(SideBet(cmd.box, owner, cmd.bet, cmd.amount, wid))
+        self._ev.append(WagerPlaced(wid, owner, cmd.amount, f"box {cmd.box} {cmd.bet.replace('_', ' ')}"))
 
     def _withdraw_side_bet(self, cmd: C.WithdrawSideBet) -> None:
         s = self.state
         if s.phase != "betting":
             raise GameError("betting_closed", "Bets are closed.")
+        owner = self._owner(cmd)
         for sb in s.side_bets:
-            if sb.box == cmd.box and sb.player == cmd.by and sb.kind == cmd.bet and cmd.role == "player":
+            if sb.box == cmd.box and sb.player == owner and sb.kind == cmd.bet:
                 s.side_bets.remove(sb)
                 self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "withdrawn"))
                 return
@@ -118,8 +119,7 @@ class SideBetCommands:
                 r = by_id.get(w.id)
                 if r is None:
                     continue
-                w.settled = True
-                self._ev.append(WagerSettled(w.id, w.player, w.amount, 0, r.fixed + r.envy, _blazing_reason(r)))
+                self._settled(w, WagerSettled(w.id, w.player, w.amount, 0, r.fixed + r.envy, _blazing_reason(r)))
         hits = [J.Hit(level=r.line, player=r.player, wager=r.wager, box=r.box) for r in results if r.jackpot]
         self._report_jackpot(len(bets), hits)
 

@@ -62,6 +62,7 @@ class TableView(msgspec.Struct):
     viewer: str | None
     side_bets: list[WagerView] = []  # Lugano side bets placed while betting (hand = box)
     jackpot_meters: list[int] = []  # Blazing 7s [minor, major], as the pool last announced
+    cut_chain: list[str] = []  # Campione Art. 30: who is offered the cut after cut_entitled
 
 
 def table_view(s: TableState, viewer: str | None) -> TableView:
@@ -103,4 +104,5 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         viewer=viewer,
         side_bets=[WagerView(b.wager, b.player, b.kind, b.amount, b.box, False) for b in s.side_bets],
         jackpot_meters=list(s.jackpot_meters),
+        cut_chain=list(s.cut_chain),
     )

@@ -7,6 +7,8 @@ Life of a wager (one pile of chips with one owner on one spot):
   owner (push, partage half, Art. 8 excess), ``stake - returned`` goes to the bank,
   and ``won`` is paid from the bank on top -> post/void the hold, transfer the win.
 * ``WagerVoided``   the whole stake goes back (void spin/round, table closed).
+* ``WagerRefunded`` a wager already settled as lost comes back because its round was
+  annulled (blackjack, Titano Art. 7): ``amount`` goes from the bank back to the owner.
 
 A wager id is unique within its table for ever (e.g. ``"s41:p7:plein-17"``).
 Adding to a stake (a blackjack double) is a new wager with its own id.
@@ -42,4 +44,14 @@ class WagerVoided(msgspec.Struct, frozen=True, tag="wager_voided"):
     reason: str = ""
 
 
-WagerEvent = WagerPlaced | WagerSettled | WagerVoided
+class WagerRefunded(msgspec.Struct, frozen=True, tag="wager_refunded"):
+    """A wager the round had settled as lost is given back because the round was annulled:
+    ``amount`` (what the bank kept of the stake) goes from the bank back to the player."""
+
+    wager: str
+    player: str
+    amount: int
+    reason: str = ""
+
+
+WagerEvent = WagerPlaced | WagerSettled | WagerVoided | WagerRefunded

@@ -198,16 +198,16 @@ def test_rng_table_refuses_entered_cards(table):
     [("9S", "9D", (15000, 15000, 10000)), ("7S", "QD", (15000, 5000, 0))],  # 19 v 17 wins, 17 v 18 loses
 )
 def test_chips_over_the_maximum_on_a_live_felt_art_9(table, second, hole, settled):
-    # Titano, maximum 10000: the croupier enters the 15000 the player put down. The
-    # excess 5000 is never paid on a win and comes back on a loss.
+    # Titano, maximum 10000: the croupier enters the 15000 a floor player (cash chips on
+    # the felt) put down. The excess 5000 is never paid on a win and comes back on a loss.
     h = table("titano", live=True)
     refused(h, C.PlaceBet(by="p1", box=1, amount=15000), "above_maximum")
     refused(h, C.PlaceBet(**CROUPIER, box=1, amount=15000), "players_only")
-    h.do(C.PlaceBet(**CROUPIER, box=1, amount=15000, player="p1"))
+    h.do(C.PlaceBet(**CROUPIER, box=1, amount=15000, player="floor:p1"))
     h.close()
     for c, box in (("10S", 1), ("8D", 0), (second, 1), (hole, 0)):
         card(h, c, box)
-    h.do(C.Stand(by="p1", box=1))
+    h.do(C.Stand(**CROUPIER, box=1))  # the floor player's "no card", entered by the croupier
     assert h.s.phase == "betting"
     (w,) = h.settled().values()
     assert (w.stake, w.returned, w.won) == settled

@@ -143,3 +143,16 @@ def test_unsound_pay_tables_are_refused(change, reason):
     with pytest.raises(GameError) as exc:
         parse_profile(data)
     assert exc.value.code == "invalid_profile" and reason in exc.value.message
+
+
+def test_no_envy_for_the_jackpot_winner_on_his_own_other_boxes():
+    # Issue 12: ann hits the major on box 1 and also plays box 2; bob plays box 3. The envy
+    # bonus (CHF 500) is for the others: bob only, never ann's own box 2.
+    cfg = Blazing7s()
+    bets = [
+        BlazingBet("w1", "ann", 1, tuple(cards("7H 7H"))),  # major
+        BlazingBet("w2", "ann", 2, tuple(cards("9S 2C"))),
+        BlazingBet("w3", "bob", 3, tuple(cards("8S 3C"))),
+    ]
+    r = {x.wager: x for x in round_results(bets, parse_card("7H"), cfg)}
+    assert (r["w1"].envy, r["w2"].envy, r["w3"].envy) == (0, 0, 50000)

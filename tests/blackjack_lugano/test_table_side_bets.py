@@ -239,3 +239,19 @@ def test_two_linked_tables_hit_the_major_in_the_same_moment(table):
     assert wins == [("lt1", 10000000 + 20, False), ("lt2", 10000000, True)]  # lt2 adds its 20 after
     assert [(e.table, e.amount) for e in paid if isinstance(e, JackpotPaid)] == [("lt1", 10000100), ("lt2", 10000000)]
     assert pool.meters == (500000 + 2 * 10, 10000000 + 20)
+
+
+def test_the_jackpot_winner_gets_no_envy_on_his_own_other_box(table):
+    # Issue 12. p1 plays boxes 1 and 2, p2 box 3, all with Blazing 7s. Box 1: 7H 7H with the
+    # up card 7H, the major. p1's box 2 (9 2) gets nothing (before the fix: the CHF 500
+    # envy); p2's box 3 (8 3) gets the envy bonus of 50000.
+    h = table("lugano", "7H 9S 8S 7H 7H 2C 3C")
+    for pl, box in (("p1", 1), ("p1", 2), ("p2", 3)):
+        h.bet(pl, box)
+        h.side(pl, box, "blazing_7s")
+    h.close()
+    b7 = [(e.player, e.stake, e.returned, e.won) for e in h.settled_kind("blazing 7s")]
+    # The house pays from its right: box 3 first.
+    assert b7 == [("p2", 500, 0, 50000), ("p1", 500, 0, 0), ("p1", 500, 0, 0)]
+    (rep,) = h.of(JackpotRoundReport)
+    assert [(x.level, x.player, x.box) for x in rep.hits] == [("major", "p1", 1)]
