@@ -2,8 +2,8 @@
 
 An id says what the account is: ``<kind>:<owner...>[:<CUR>]``, e.g. ``wallet:anna:CHF``,
 ``bank:roulette-1:EUR``, ``points:spring-cup:anna``. The kind decides who may go below
-zero: the cashier (it issues chips), house banks, jackpots and a tournament's points pool
-may; every other account never goes negative, a wallet only within an inspector-granted
+zero: the cashier (it issues chips), house banks, jackpots, a live table's floor account
+and a tournament's points pool may; every other account never goes negative, a wallet only within an inspector-granted
 credit line (Art. 16). Points (PTS) live only in ``points`` / ``points_pool`` accounts.
 """
 
@@ -26,10 +26,11 @@ class Kind(StrEnum):
     FEES = "fees"
     POINTS = "points"
     POINTS_POOL = "points_pool"
+    FLOOR = "floor"
 
 
 # Issuers and house money: their balance may be negative (the sum stays zero).
-MAY_GO_NEGATIVE = frozenset({Kind.CASHIER, Kind.BANK, Kind.JACKPOT, Kind.POINTS_POOL})
+MAY_GO_NEGATIVE = frozenset({Kind.CASHIER, Kind.BANK, Kind.JACKPOT, Kind.POINTS_POOL, Kind.FLOOR})
 POINTS_KINDS = frozenset({Kind.POINTS, Kind.POINTS_POOL})
 POINTS_CURRENCY = "PTS"
 
@@ -44,6 +45,7 @@ _SHAPE: dict[Kind, tuple[int, bool]] = {
     Kind.FEES: (1, True),
     Kind.POINTS: (2, False),
     Kind.POINTS_POOL: (1, False),
+    Kind.FLOOR: (2, True),
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9_.@#/+-]{1,64}$")
@@ -83,6 +85,14 @@ def cashier(cur: str) -> str:
 def unclaimed(table: str, cur: str) -> str:
     """The table's register of chips left by absent players (Art. 19)."""
     return f"unclaimed:{_name(table, 'Table')}:{_cash(cur)}"
+
+
+def floor(table: str, cur: str) -> str:
+    """The chips of a live table's floor players (``games.players``): people at the felt with
+    cash chips and no account here. Their stakes are held from it and their wins paid to
+    it, so it carries their net result against the bank; like the cashier, whose chips they
+    are, it may go below zero."""
+    return f"floor:{_name(table, 'Table')}:{_cash(cur)}"
 
 
 def jackpot(name: str, cur: str) -> str:

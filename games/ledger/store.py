@@ -390,7 +390,7 @@ class Ledger:
                             *(r[k] for k in ("a_dp", "a_cp", "a_dpe", "a_cpe", "dp", "cp", "dpe", "cpe"))),
                     ))
                 for r in await c.fetch(
-                    "SELECT id FROM ledger_accounts WHERE kind NOT IN ('cashier', 'bank', 'jackpot', 'points_pool')"
+                    "SELECT id FROM ledger_accounts WHERE NOT ledger_may_go_negative(kind)"
                     " AND debits_posted + debits_pending > credits_posted + credit_limit ORDER BY id"
                 ):
                     problems.append(Problem("overdrawn", r["id"], "debits exceed credits and credit line"))

@@ -306,3 +306,23 @@ async def test_transfer_rows_move_balances_in_the_database(ledger, pool, table):
         with pytest.raises(asyncpg.CheckViolationError):
             await c.execute("INSERT INTO ledger_accounts (id, currency, kind) VALUES ('wallet:eve:CHF', 'EUR', 'wallet')")
     assert await ledger.check() == []
+
+
+async def test_the_database_and_the_model_agree_on_who_may_go_below_zero(pool):
+    """One rule, said twice (Python model and SQL checks): they must say the same for every kind."""
+    for kind in accounts.Kind:
+        assert await pool.fetchval("SELECT ledger_may_go_negative($1)", kind.value) == (
+            kind in accounts.MAY_GO_NEGATIVE), kind
+
+
+async def test_a_floor_account_carries_its_players_net_result_below_zero(ledger, table):
+    """A live table's floor players (cash chips, no wallet) lose and win against the bank
+    through the table's floor account, which may go below zero like the cashier."""
+    floor = accounts.floor("r1", "CHF")
+    await ledger.open_account(floor)
+    await ledger.apply([Hold("fh1", floor, BANK, 3000, "bet", "r1/w1"), Hold("fh2", floor, BANK, 1000, "bet", "r1/w2")])
+    await ledger.apply([Post("fp1", "fh1"), Void("fv2", "fh2", "returned")])
+    assert (await ledger.balance(floor)).posted == -3000
+    await ledger.apply([Transfer("fw", BANK, floor, 7000, "win", "r1/w3")])
+    assert (await ledger.balance(floor)).posted == 4000
+    assert await ledger.check() == []
