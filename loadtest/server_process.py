@@ -47,7 +47,7 @@ def spawn_server(port: int, env: dict[str, str], log_path: Path, *, append: bool
     with open(log_path, "ab" if append else "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", "warning"],
+             "--port", str(port), "--log-level", os.environ.get("CASINO_TEST_LOG_LEVEL", "warning")],
             cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     deadline = time.monotonic() + 60

@@ -40,8 +40,15 @@ def document() -> dict[str, Any]:
             "title": "casino websocket protocol",
             "version": "1",
             "description": (
-                "One connection per client at /ws, authenticated with 'Authorization: Bearer <token>' "
-                "(or ?token=). Every client command carries a client id 'cid' and is answered by "
+                "One connection per client at /ws. The token from POST /auth/login goes in "
+                "'Authorization: Bearer <token>' (non-browser clients), or as a subprotocol: "
+                "'Sec-WebSocket-Protocol: casino.v1, bearer.<token>' (browsers; the server answers "
+                "'casino.v1' and never echoes the token), or in a first frame "
+                "{\"type\": \"auth\", \"cid\": ..., \"token\": ...} sent right after connecting "
+                "(within CASINO_WS_AUTH_SECONDS, 5 by default; answered 'accepted'). Never in the URL: "
+                "a '?token=' connection is closed with 4001. 'auth' later replaces the token before it "
+                "expires. "
+                "Every client command carries a client id 'cid' and is answered by "
                 "'accepted' or 'rejected' (stable 'code'); a retried cid is answered again, never "
                 "applied twice. 'play' carries a game command in that game's format (see "
                 "x-game-commands). Table events carry the table's 'seq': 'subscribe' gives a "

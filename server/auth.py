@@ -1,37 +1,118 @@
-"""Who is calling: password hashing (argon2id), JWT tokens (Litestar's), roles and guards."""
+"""Who is calling: password hashing (argon2id), the login throttle, JWT tokens (Litestar's),
+how a websocket presents its token. (Who may do what: ``server.policy``.)"""
 
 from __future__ import annotations
 
+import asyncio
+import math
+import os
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
 
 import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from litestar.connection import ASGIConnection
 from litestar.exceptions import NotAuthorizedException
-from litestar.handlers.base import BaseRouteHandler
 from litestar.security.jwt import JWTAuth, Token
 
 from games.errors import GameError
 
-ROLES = ("player", "croupier", "chef", "inspector", "director", "admin")
-# Who may run the floor: a chef de table (pit boss) may do what a croupier does.
-CONSOLE_ROLES = ("croupier", "chef")
-MANAGER_ROLES = ("director", "admin")
-
 _hasher = PasswordHasher()
+# argon2 costs about 0.1 s of CPU (on up to 4 lanes) and releases the GIL: a few threads
+# off the event loop, so a burst of logins never delays a socket's frames.
+HASH_THREADS = int(os.environ.get("CASINO_LOGIN_HASH_THREADS", 0)) or min(4, max(1, (os.cpu_count() or 2) // 2))
+_hashing = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="argon2")
+# What an unknown name's password is checked against: made now, so that even the first
+# unknown name costs exactly a check.
+_dummy_hash = _hashing.submit(_hasher.hash, secrets.token_urlsafe(24))
 
 
-def hash_password(password: str) -> str:
-    return _hasher.hash(password)
+async def hash_password(password: str) -> str:
+    return await asyncio.get_running_loop().run_in_executor(_hashing, _hasher.hash, password)
 
 
-def verify_password(hashed: str, password: str) -> bool:
+def _verify(hashed: str, password: str) -> bool:
     try:
         return _hasher.verify(hashed, password)
     except (VerificationError, InvalidHashError):
         return False
+
+
+async def verify_password(hashed: str | None, password: str) -> bool:
+    """Whether ``password`` matches ``hashed``; ``None`` (no such user) is checked against a
+    fixed hash of the same parameters, so it costs what a wrong password costs, and fails."""
+    loop = asyncio.get_running_loop()
+    if hashed is None:
+        await loop.run_in_executor(_hashing, _verify, await asyncio.wrap_future(_dummy_hash), password)
+        return False
+    return await loop.run_in_executor(_hashing, _verify, hashed, password)
+
+
+# ---- the login throttle ------------------------------------------------------------------
+
+
+def _env(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
+@dataclass(frozen=True)
+class LoginLimits:
+    """Failed logins per user name and per client address (``login_throttle``, migration 0104).
+
+    Past ``user_failures`` failures of one name (``address_failures`` from one address), each
+    further failure makes the next attempt wait ``delay_seconds``, doubling each time (at most
+    ``lock_seconds``): 429 ``too_many_attempts`` with Retry-After. At ``lock_failures``
+    failures of one name the account is locked for ``lock_seconds`` (429 ``account_locked``,
+    in the audit log). A refused attempt checks no password. Failures older than
+    ``window_seconds`` are forgotten; a successful login clears its user's."""
+
+    user_failures: int = 5
+    address_failures: int = 20
+    delay_seconds: float = 30.0
+    lock_failures: int = 10
+    lock_seconds: float = 900.0
+    window_seconds: float = 3600.0
+
+    @classmethod
+    def from_env(cls) -> "LoginLimits":
+        d = cls()
+        return cls(
+            user_failures=int(_env("CASINO_LOGIN_USER_FAILURES", d.user_failures)),
+            address_failures=int(_env("CASINO_LOGIN_ADDRESS_FAILURES", d.address_failures)),
+            delay_seconds=_env("CASINO_LOGIN_DELAY_SECONDS", d.delay_seconds),
+            lock_failures=int(_env("CASINO_LOGIN_LOCK_FAILURES", d.lock_failures)),
+            lock_seconds=_env("CASINO_LOGIN_LOCK_SECONDS", d.lock_seconds),
+            window_seconds=_env("CASINO_LOGIN_WINDOW_SECONDS", d.window_seconds),
+        )
+
+
+LOGIN_LIMITS = LoginLimits.from_env()
+
+
+class Throttled(GameError):
+    """A login refused before any password is checked: 429 with Retry-After."""
+
+    def __init__(self, code: str, retry_after: float) -> None:
+        message = ("Too many failed logins: this account is locked for now." if code == "account_locked"
+                   else "Too many failed logins: wait before trying again.")
+        super().__init__(code, message)
+        self.retry_after = max(1, math.ceil(retry_after))  # whole seconds, as Retry-After says
+
+
+# ---- how a websocket presents its token (never in the URL: URLs are logged) -------------------
+
+SUBPROTOCOL = "casino.v1"
+BEARER_PREFIX = "bearer."  # browsers: Sec-WebSocket-Protocol: casino.v1, bearer.<token>
+WS_AUTH_SECONDS = _env("CASINO_WS_AUTH_SECONDS", 5.0)  # for the first frame {"type": "auth", ...}
+
+
+def bearer_from_subprotocols(offered: list[str]) -> str | None:
+    for p in offered:
+        if p.startswith(BEARER_PREFIX) and len(p) > len(BEARER_PREFIX):
+            return p[len(BEARER_PREFIX):]
+    return None
 
 
 class Principal(msgspec.Struct, frozen=True):
@@ -47,7 +128,8 @@ def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal
         retrieve_user_handler=retrieve_user,
         token_secret=secret,
         default_token_expiration=timedelta(minutes=minutes),
-        # The websocket authenticates itself (header or ?token=), to answer with a close code.
+        # The websocket authenticates itself (header, subprotocol or first frame), to answer
+        # with a close code.
         exclude=["/auth/login", "/auth/register", "/schema", "/asyncapi.json", "/health", "/ws"],
     )
 
@@ -66,13 +148,3 @@ def decode_token(secret: str, encoded: str) -> Token:
 def token_expiry(token: Token) -> datetime:
     exp = token.exp
     return exp if exp.tzinfo else exp.replace(tzinfo=timezone.utc)
-
-
-def require_roles(*roles: str):
-    """A Litestar guard: the caller's role must be one of ``roles``."""
-
-    def guard(connection: ASGIConnection[Any, Principal, Any, Any], _: BaseRouteHandler) -> None:
-        if connection.user.role not in roles:
-            raise GameError("forbidden", f"This needs one of the roles: {', '.join(roles)}.")
-
-    return guard

@@ -19,6 +19,9 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("simulate", "blackjack"), "blackjack.simulate_cli", "play basic strategy through the engine"),
     (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
     (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),
+    (("db", "start"), "games.db.cli", "start the embedded PostgreSQL and leave it running"),
+    (("db", "stop"), "games.db.cli", "stop the embedded PostgreSQL"),
+    (("db", "status"), "games.db.cli", "whether the embedded PostgreSQL runs: its URL, data dir, pid"),
 ]
 
 

@@ -52,6 +52,7 @@ class CasinoClient:
         self.user: str | None = None
         self.role: str | None = None
         self.ws: Any = None
+        self.ws_auth = "header"  # how connect() presents the token (see connect)
         self.closed: asyncio.Future | None = None  # the close code, once the server closed us
         self.last_seq: dict[str, int] = {}
         self.snapshots: dict[str, dict] = {}
@@ -102,12 +103,25 @@ class CasinoClient:
         return await self.request("GET", "/tables")
 
     # ---- websocket -----------------------------------------------------------------------
-    async def connect(self) -> None:
+    async def connect(self, auth: str | None = None) -> None:
+        """Open the websocket, presenting the token as ``auth`` says (kept for reconnects):
+        ``"header"`` (default) 'Authorization: Bearer <token>'; ``"subprotocol"`` what a
+        browser can send, 'Sec-WebSocket-Protocol: casino.v1, bearer.<token>'; ``"frame"`` a
+        first message {"type": "auth", "cid", "token"}. Never in the URL (it would be logged)."""
+        self.ws_auth = auth = auth or self.ws_auth
         url = self.base_url.replace("http", "ws", 1) + "/ws"
-        self.ws = await websockets.connect(url, additional_headers={"Authorization": f"Bearer {self.token}"},
-                                           max_size=2**22)
+        kw: dict[str, Any] = {}
+        if auth == "header":
+            kw["additional_headers"] = {"Authorization": f"Bearer {self.token}"}
+        elif auth == "subprotocol":
+            kw["subprotocols"] = ["casino.v1", f"bearer.{self.token}"]
+        elif auth != "frame":
+            raise ValueError("auth is 'header', 'subprotocol' or 'frame'")
+        self.ws = await websockets.connect(url, max_size=2**22, **kw)
         self.closed = asyncio.get_running_loop().create_future()
         self._reader = asyncio.create_task(self._read())
+        if auth == "frame":
+            await self.command({"type": "auth", "token": self.token})
 
     async def reconnect(self) -> None:
         """Connect again and resume every table from the last seq seen: nothing missed, nothing twice."""

@@ -33,7 +33,8 @@ class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
 
 
 class Auth(_Msg, tag="auth"):
-    """Replace the connection's token (e.g. before the old one expires)."""
+    """The connection's token: as its first frame when the handshake carried none (answered
+    ``accepted``), or later to replace it before it expires."""
 
     cid: str
     token: str

@@ -6,7 +6,12 @@ import argparse
 import gc
 import logging
 import os
+import signal
 import socket
+
+from server import logs
+
+log = logging.getLogger("casino")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -14,31 +19,61 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("CASINO_PORT", "8000")))
     parser.add_argument("--no-demo", action="store_true",
                         help="do not create the demo tables and accounts on a fresh database")
-    parser.add_argument("--log-level", default="info")
+    # No "trace": uvicorn then dumps whole ASGI scopes, headers (tokens) included.
+    parser.add_argument("--log-level", choices=logs.LEVELS, type=str.lower,
+                        default=os.environ.get("CASINO_LOG_LEVEL", "info").lower())
+    parser.add_argument("--log-format", choices=logs.FORMATS, type=str.lower,
+                        default=os.environ.get("CASINO_LOG_FORMAT", "text").lower(),
+                        help="text lines, or one JSON object per line (time, level, logger, message)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also the embedded PostgreSQL's own output (initdb, pg_ctl)")
+    parser.add_argument("--no-access-log", action="store_true", help="no line per HTTP request")
 
 
 def serve(args: argparse.Namespace, *, bots: bool) -> int:
+    config = logs.setup(args.log_format, args.log_level, args.verbose)
     import uvicorn
 
+    from games.db import embedded
     from server.app import create_app
     from server.config import Settings
 
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # the demo bots' requests
-    # A restart on the same host and port takes its tables back at once; other processes
-    # (other ports or hosts) wait for the lease to run out before taking over.
-    owner = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{args.port}"
-    settings = Settings.from_env(owner_id=owner, demo=not args.no_demo, bots=bots,
-                                 public_url=f"http://{args.host}:{args.port}")
-    app = create_app(settings)
-    # Thousands of sockets make a big, long-lived heap; at the default thresholds the cyclic
-    # collector keeps sweeping it and stalls every broadcast (issue 7: delivery p99 to 5,000
-    # sockets fell from about 1.6 s to 0.7 s). Freeze what start-up built, collect less often.
-    gc.freeze()
-    gc.set_threshold(100_000, 20, 100)
-    uvicorn.run(app, host=args.host, port=args.port, loop="uvloop", ws="websockets-sansio",
-                ws_max_size=1024 * 1024, ws_ping_interval=20, ws_ping_timeout=20,
-                log_level=args.log_level, lifespan="on")
+    # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again; with
+    # SIGTERM's default action the process would die right there, before anything below
+    # or at exit runs, and the embedded PostgreSQL would keep running. As KeyboardInterrupt
+    # (which uvicorn.run swallows) both end here.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        # A restart on the same host and port takes its tables back at once; other processes
+        # (other ports or hosts) wait for the lease to run out before taking over.
+        owner = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{args.port}"
+        settings = Settings.from_env(owner_id=owner, demo=not args.no_demo, bots=bots,
+                                     public_url=f"http://{args.host}:{args.port}")
+        app = create_app(settings)
+
+        async def ready(app_) -> None:  # the one start-up line (the table manager logs the tables)
+            url = os.environ.get("DATABASE_URL")
+            where = embedded.describe(url) if url else f"embedded PostgreSQL in {embedded.data_dir()}"
+            log.info("ready on http://%s:%d (database: %s)", args.host, args.port, where)
+
+        app.on_startup.append(ready)
+        # Thousands of sockets make a big, long-lived heap; at the default thresholds the cyclic
+        # collector keeps sweeping it and stalls every broadcast (issue 7: delivery p99 to 5,000
+        # sockets fell from about 1.6 s to 0.7 s). Freeze what start-up built, collect less often.
+        gc.freeze()
+        gc.set_threshold(100_000, 20, 100)
+        # log_config: uvicorn applies it after the app is built, over Litestar's own default.
+        uvicorn.run(app, host=args.host, port=args.port, loop="uvloop", ws="websockets-sansio",
+                    ws_max_size=1024 * 1024, ws_ping_interval=20, ws_ping_timeout=20,
+                    log_config=config, log_level=args.log_level, access_log=not args.no_access_log,
+                    lifespan="on")
+    except KeyboardInterrupt:  # a signal before uvicorn took over, or during its start
+        pass
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
+        embedded.release_all()  # stops the embedded PostgreSQL if no other process uses it
+        log.info("stopped")
     return 0
 
 
