@@ -920,7 +920,6 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         box, hand = self._decision(cmd)
         if not self.can_double(box, hand):
             raise GameError("double_not_allowed", "This house does not allow doubling on this hand.")
-        s = self.state
         stake = self._stake_on(box, box.holder, cmd.hand)
         assert stake is not None
         free = self.free_double(hand)

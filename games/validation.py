@@ -8,8 +8,9 @@ first in ``handle``. The limits:
 
 * ``Amount``: a whole number of minor units, 1 to ``MAX_AMOUNT`` (int64, PostgreSQL's
   ``bigint``); each engine then bounds it by the table's own maximum.
-* ``Text``: free text (a reason, a name) without control characters other than tab and
-  newline, at most 500 characters (NUL cannot be stored by PostgreSQL at all).
+* ``Text``: free text (a reason, a name) without control characters other than tab,
+  newline and carriage return (the same rule as ``server/edge.py`` at the edge), at most
+  500 characters (NUL cannot be stored by PostgreSQL at all).
 * ``Name``: an id a person or the server chose (a player, a wager, a late bet): 1-128
   characters, no control characters. Never empty: ``""`` is the engines' "nobody".
 
@@ -38,11 +39,12 @@ MAX_AMOUNT = 2**63 - 1
 # mistake the console refuses instead.
 ENTERED_MAX_FACTOR = 10
 
-_NO_CONTROL = "[^\x00-\x08\x0b-\x1f\x7f]"
+# Tab, newline and carriage return pass; no other control character, no lone surrogate (as at the edge).
+_NO_CONTROL = "[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"
 Amount = Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
 Text = Annotated[str, msgspec.Meta(max_length=500, pattern=f"^{_NO_CONTROL}*$")]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=f"^[^\x00-\x1f\x7f]+$")]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern="^[^\x00-\x1f\x7f\ud800-\udfff]+$")]
 
 T = TypeVar("T")
 

@@ -76,13 +76,17 @@ async def make_floor(url: str, players: int, tables: int, croupier: str = "bench
         r.raise_for_status()
         http.headers["Authorization"] = f"Bearer {r.json()['token']}"
         gate = asyncio.Semaphore(8)
+        # Chips come from the cage: only a cashier deposits.
+        (await http.post("/accounts", json={"user": "bench-cashier", "password": PASSWORD, "role": "cashier"})
+         ).raise_for_status()
+        cage = {"Authorization": f"Bearer {mint_token('bench-cashier', 'cashier')}"}
 
         async def account(user: str, role: str) -> None:
             async with gate:
                 (await http.post("/accounts", json={"user": user, "password": PASSWORD, "role": role})).raise_for_status()
                 if role == "player":
-                    (await http.post("/cashier/deposit", json={"user": user, "amount": CHIPS,
-                                                                "id": f"bench-{user}"})).raise_for_status()
+                    (await http.post("/cashier/deposit", headers=cage, json={"user": user, "amount": CHIPS,
+                                                                              "id": f"bench-{user}"})).raise_for_status()
 
         await asyncio.gather(account(croupier, "croupier"), *(account(f"bp{i:05d}", "player") for i in range(players)))
         ids = []

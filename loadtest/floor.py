@@ -16,21 +16,21 @@ PASSWORD = "load-pass-123"
 CHIPS = 10_000_000  # CHF 100,000.00 per player: no run of minutes runs out of chips
 
 
-async def _admin(url: str, admin_password: str) -> httpx.AsyncClient:
+async def _login(url: str, user: str, password: str) -> httpx.AsyncClient:
     http = httpx.AsyncClient(base_url=url, timeout=60)
-    r = await http.post("/auth/login", json={"user": "admin", "password": admin_password})
+    r = await http.post("/auth/login", json={"user": user, "password": password})
     r.raise_for_status()
     http.headers["Authorization"] = f"Bearer {r.json()['token']}"
     return http
 
 
-async def _account(http: httpx.AsyncClient, user: str, role: str, chips: int) -> None:
+async def _account(http: httpx.AsyncClient, cashier: httpx.AsyncClient, user: str, role: str, chips: int) -> None:
     r = await http.post("/accounts", json={"user": user, "password": PASSWORD, "role": role})
     r.raise_for_status()
     if chips:  # CHF and EUR: Titano's tables play in euros
         for cur in ("CHF", "EUR"):
-            r = await http.post("/cashier/deposit", json={"user": user, "amount": chips, "currency": cur,
-                                                          "id": f"load-dep-{user}-{cur}"})
+            r = await cashier.post("/cashier/deposit", json={"user": user, "amount": chips, "currency": cur,
+                                                             "id": f"load-dep-{user}-{cur}"})
             r.raise_for_status()
 
 
@@ -48,7 +48,11 @@ async def build_floor(url: str, admin_password: str, *, players: int = 40, roule
                       roulette_rng: int = 1, blackjack_rng: tuple[str, ...] = ("campione", "titano", "lugano"),
                       blackjack_live: tuple[str, ...] = ("lugano", "titano"), parallel: int = 8) -> dict[str, Any]:
     """Create the accounts and tables; return the floor description."""
-    http = await _admin(url, admin_password)
+    http = await _login(url, "admin", admin_password)
+    # Chips come from the cage: only a cashier deposits.
+    (await http.post("/accounts", json={"user": "load-cashier", "password": PASSWORD, "role": "cashier"})
+     ).raise_for_status()
+    cashier = await _login(url, "load-cashier", PASSWORD)
     try:
         gate = asyncio.Semaphore(parallel)
 
@@ -59,8 +63,8 @@ async def build_floor(url: str, admin_password: str, *, players: int = 40, roule
         names = [f"lp{i:05d}" for i in range(players)]
         croupiers = [f"lc-roulette-{i}" for i in range(roulette_live)]
         croupiers += [f"lc-bj-{p}-{i}" for i, p in enumerate(blackjack_live)]
-        await asyncio.gather(*(limited(_account(http, n, "player", CHIPS)) for n in names),
-                             *(limited(_account(http, c, "croupier", 0)) for c in croupiers))
+        await asyncio.gather(*(limited(_account(http, cashier, n, "player", CHIPS)) for n in names),
+                             *(limited(_account(http, cashier, c, "croupier", 0)) for c in croupiers))
         floor: dict[str, Any] = {"url": url, "password": PASSWORD, "players": names,
                                  "roulette_live": {}, "roulette_rng": [], "blackjack_rng": {},
                                  "blackjack_live": {}}
@@ -83,6 +87,7 @@ async def build_floor(url: str, admin_password: str, *, players: int = 40, roule
         return floor
     finally:
         await http.aclose()
+        await cashier.aclose()
 
 
 async def login_tokens(url: str, users: list[str], password: str = PASSWORD, parallel: int = 8) -> dict[str, str]:

@@ -7,7 +7,7 @@ import secrets
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
-from litestar import Litestar, Response, get
+from litestar import Litestar, Request, Response, get
 from litestar.channels import ChannelsPlugin
 from litestar.channels.backends.memory import MemoryChannelsBackend
 from litestar.connection import ASGIConnection
@@ -19,15 +19,16 @@ from games.db import create_pool, database_url, migrate
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
-from server import asyncapi, audit, store
+from server import asyncapi, audit, logs, store
 from server.auth import Principal, make_jwt_auth
 from server.config import Settings
 from server.echo import echo_routes
+from server.edge import EdgeText, check_body
 from server.http import ROUTES, table_id_for
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
-from server.manager import TableManager
-from server.problems import problem_handler
+from server.manager import Readiness, TableManager
+from server.problems import document_refusals, problem_handler
 from server.ws import ws_endpoint
 
 log = logging.getLogger("casino")
@@ -38,6 +39,7 @@ class Context:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        self.database_url = ""  # resolved at start: DATABASE_URL or the embedded PostgreSQL
         self.pool: Any = None
         self.ledger: Any = None
         self.limits: Any = None
@@ -70,13 +72,16 @@ class Context:
         tid = table_id_for(table_id, game, profile, set(self.manager.infos))
         info = TableInfo(tid, game, profile, mode, currency, name or tid, settings or {}, [])
         kind.new_engine(info)  # refuse bad settings before anything is written
-        await self.ledger.open_account(accounts.bank(tid, currency), currency, Kind.BANK)
-        await self.ledger.open_account(accounts.unclaimed(tid, currency), currency, Kind.UNCLAIMED)
         async with self.pool.acquire() as conn:
-            async with conn.transaction():
+            async with conn.transaction():  # the table and its accounts, or nothing
                 await store.insert_table(conn, info, by.id)
+                for account, account_kind in ((accounts.bank(tid, currency), Kind.BANK),
+                                              (accounts.unclaimed(tid, currency), Kind.UNCLAIMED),
+                                              (accounts.floor(tid, currency), Kind.FLOOR)):
+                    await self.ledger.open_account(account, currency, account_kind, conn=conn)
                 await audit.record(conn, by, "table.create", tid,
                                    {"game": game, "profile": profile, "mode": mode, "currency": currency})
+                await store.notify_table_changed(conn, tid)  # every process knows it at once
         await self.manager.add(info)
         return info
 
@@ -102,9 +107,18 @@ async def asyncapi_doc() -> Response:
     return Response(asyncapi.document_json(), media_type="application/json")
 
 
-@get("/health", include_in_schema=False)
+@get(["/health", "/health/live"], include_in_schema=False)
 async def health() -> dict[str, Any]:
+    """Liveness: the process answers."""
     return {"ok": True}
+
+
+@get("/health/ready", include_in_schema=False)
+async def ready(request: Request) -> Response[Readiness]:
+    """Readiness: every open table is served, here or by a live process; 503 with the tables
+    nobody serves yet (e.g. leased by a killed process until its lease runs out)."""
+    state = await request.app.state.ctx.manager.readiness()
+    return Response(state, status_code=200 if state.ready else 503)
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -124,7 +138,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         from games.ledger import LimitsStore
         from games.ledger.store import Ledger
 
-        url = settings.database_url or database_url()
+        url = ctx.database_url = settings.database_url or database_url()
         ctx.pool = await create_pool(url)
         async with ctx.pool.acquire() as conn:
             await migrate(conn)
@@ -154,14 +168,18 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ctx.bots = asyncio.create_task(run_bots(settings.public_url))
 
     app = Litestar(
-        route_handlers=[*ROUTES, ws_endpoint, asyncapi_doc, health, *echo_routes()],
+        route_handlers=[*ROUTES, ws_endpoint, asyncapi_doc, health, ready, *echo_routes()],
         lifespan=[lifespan],
         plugins=[channels],
         on_app_init=[ctx.jwt_auth.on_app_init],
+        logging_config=logs.litestar_config(),
         exception_handlers={Exception: problem_handler},
+        before_request=check_body,
+        middleware=[EdgeText()],
         openapi_config=OpenAPIConfig(title="casino", version="1", path="/schema",
                                      render_plugins=[SwaggerRenderPlugin()]),
         state=State({"ctx": ctx}),
     )
     app.on_startup.append(start_tables)
+    document_refusals(app)
     return app

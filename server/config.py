@@ -35,9 +35,13 @@ class Settings:
     heartbeat_seconds: float = 15.0
     # A socket whose unsent frames pass this is closed (4008): it never slows a table.
     send_queue_frames: int = 2000
+    send_queue_bytes: int = 8 * 1024 * 1024  # ... or unsent bytes (a few snapshots can be large)
     # ... once it is full and the socket has sent nothing for this long (a burst is not a stall).
     send_stall_seconds: float = 2.0
     max_frame_bytes: int = 16 * 1024
+    # A seated player whose last connection to the table closed loses his seat after this
+    # long, between rounds (his open bets go back to him).
+    seat_release_seconds: float = 120.0
     # Identifies this process in table_owners; leases are renewed every lease_seconds / 3.
     owner_id: str = field(default_factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
     lease_seconds: float = 15.0
@@ -58,8 +62,10 @@ class Settings:
             pause_seconds=num("CASINO_PAUSE_SECONDS", 3.0),
             heartbeat_seconds=num("CASINO_HEARTBEAT_SECONDS", 15.0),
             send_queue_frames=int(num("CASINO_SEND_QUEUE_FRAMES", 2000)),
+            send_queue_bytes=int(num("CASINO_SEND_QUEUE_BYTES", 8 * 1024 * 1024)),
             send_stall_seconds=num("CASINO_SEND_STALL_SECONDS", 2.0),
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
+            seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
         )
         for k, v in overrides.items():
             setattr(s, k, v)

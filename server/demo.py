@@ -21,6 +21,7 @@ log = logging.getLogger("casino.demo")
 STAFF = [
     ("director", "director-pass", "director"),
     ("inspector", "inspector-pass", "inspector"),
+    ("cashier", "cashier-pass", "cashier"),
     ("croupier", "croupier-pass", "croupier"),
     ("chef", "chef-pass", "chef"),
 ]
@@ -92,18 +93,21 @@ async def run_bots(url: str) -> None:
 async def _bot(url: str, user: str, table: str, play) -> None:
     from server.client import CasinoClient
 
+    played = False
     while True:
         client = CasinoClient(url)
         try:
             await client.login(user, password_of(user))
             await client.connect()
             await client.subscribe(table)
+            played = True
             await play(client, table, user)
         except asyncio.CancelledError:
             await client.close()
             raise
         except Exception as exc:  # a restart, a refused bet: start over a little later
-            log.info("bot %s: %s", user, exc)
+            # (before the first game the server is still starting: not worth a line)
+            log.log(logging.INFO if played else logging.DEBUG, "bot %s: %s", user, exc)
         await client.close()
         await asyncio.sleep(2)
 

@@ -1,10 +1,21 @@
-"""All tables of this process: which it owns (DB lease), starting, stopping, failover."""
+"""All tables of this process: which it owns (DB lease), starting, stopping, failover.
+
+Ownership is a lease row in ``table_owners``, renewed every ``lease_seconds / 3``; another
+process takes a table over once its lease has run out. Changes made through any process
+(staff, authorisations, archiving, a graceful stop handing its tables back) are announced
+on PostgreSQL's ``casino_table_changed`` channel, so the owner reloads the table at once
+and a process that stopped gracefully is replaced at once, not a lease later. The lease
+loop reloads everything too, in case a notice was lost with a connection.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from typing import Any
+
+import msgspec
 
 from games.errors import GameError
 from server import store
@@ -15,44 +26,84 @@ from server.runtime import TableRuntime
 log = logging.getLogger("casino.tables")
 
 
+class Waiting(msgspec.Struct):
+    """A table nobody serves right now: its lease is held by a process that stopped beating
+    (killed), or nobody holds it; it is taken over once ``lease_until`` has passed."""
+
+    table: str
+    owner: str
+    lease_until: datetime | None
+
+
+class Readiness(msgspec.Struct):
+    ready: bool
+    owner: str
+    serving: list[str]  # tables running in this process
+    elsewhere: dict[str, str]  # table -> the live process serving it
+    waiting: list[Waiting]
+
+
 class TableManager:
     def __init__(self, ctx: Any) -> None:
         self.ctx = ctx
         self.infos: dict[str, TableInfo] = {}
         self.runtimes: dict[str, TableRuntime] = {}
         self._lease_task: asyncio.Task | None = None
+        self._listener: Any = None
         # Tables whose runtime is being started: POST /tables and the lease loop may both
         # try at once, and one table must never get two owners in one process.
         self._starting: set[str] = set()
+        self._reloads: set[asyncio.Task] = set()
         self.started = False
 
     async def start(self) -> None:
-        self.started = True
+        await self._beat()
         async with self.ctx.pool.acquire() as conn:
             for info in await store.load_tables(conn):
                 self.infos[info.id] = info
+        await self._listen()
         for info in list(self.infos.values()):
             await self._try_own(info)
+        self.started = True
+        log.info("serving %d of %d tables", len(self.runtimes), sum(not i.archived for i in self.infos.values()))
         self._lease_task = asyncio.create_task(self._lease_loop(), name="table leases")
 
     async def stop(self) -> None:
+        self.started = False
         if self._lease_task:
             self._lease_task.cancel()
+        await self._unlisten()
+        for task in list(self._reloads):
+            task.cancel()
         for rt in list(self.runtimes.values()):
             await rt.stop()
-        # Hand the tables back at once, so another process need not wait for the leases to run out.
+        # Hand the tables back at once and say so: another process takes them now, not a
+        # lease later.
         if self.runtimes:
-            await self.ctx.pool.execute(
-                "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = ANY($2::text[])",
-                self.ctx.settings.owner_id, list(self.runtimes),
-            )
+            async with self.ctx.pool.acquire() as conn:
+                async with conn.transaction():
+                    await conn.execute(
+                        "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = ANY($2::text[])",
+                        self.ctx.settings.owner_id, list(self.runtimes),
+                    )
+                    for table_id in self.runtimes:
+                        await store.notify_table_changed(conn, table_id)
+        await self.ctx.pool.execute("DELETE FROM casino_processes WHERE owner = $1", self.ctx.settings.owner_id)
         self.runtimes.clear()
 
+    def known(self, table_id: str) -> TableInfo:
+        """The table, open or archived."""
+        info = self.infos.get(table_id)
+        if info is None:
+            raise GameError("unknown_table", f"There is no table {table_id!r}.")
+        return info
+
     def info(self, table_id: str) -> TableInfo:
-        try:
-            return self.infos[table_id]
-        except KeyError:
-            raise GameError("unknown_table", f"There is no table {table_id!r}.") from None
+        """The table, if it is open (not archived)."""
+        info = self.known(table_id)
+        if info.archived:
+            raise GameError("table_archived", f"Table {table_id!r} is closed and archived; its history stays.")
+        return info
 
     def runtime(self, table_id: str) -> TableRuntime:
         self.info(table_id)
@@ -66,16 +117,62 @@ class TableManager:
         if self.started:  # before that, start() takes it with the others
             await self._try_own(info)
 
-    async def refresh_staff(self, table_id: str) -> None:
+    async def reload(self, table_id: str) -> None:
+        """Read the table again (staff, authorisations, archived): a change made through any
+        process. The runtime holds the same TableInfo, so it sees the change at once."""
         async with self.ctx.pool.acquire() as conn:
-            for info in await store.load_tables(conn):
-                if info.id == table_id:
-                    self.infos[table_id].staff = info.staff
+            found = await store.load_tables(conn, table_id)
+        if not found:
+            return
+        fresh = found[0]
+        new = table_id not in self.infos
+        info = self.infos.setdefault(table_id, fresh)
+        for field in ("staff", "authorisations", "archived", "name"):
+            setattr(info, field, getattr(fresh, field))
+        rt = self.runtimes.get(table_id)
+        if info.archived:
+            if rt is not None:
+                await rt.stop()
+                self.runtimes.pop(table_id, None)
+                await self.ctx.pool.execute(
+                    "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = $2",
+                    self.ctx.settings.owner_id, table_id,
+                )
+        elif rt is None and self.started and not new:
+            # Its owner may have just handed it back. (A new table is its creator's to start;
+            # should the creator fail, the lease loop takes it over.)
+            await self._try_own(info)
 
     def lost(self, table_id: str) -> None:
         self.runtimes.pop(table_id, None)
 
+    async def readiness(self) -> Readiness:
+        """Whether every open table is served, here or by a live process; which are not."""
+        rows = await self.ctx.pool.fetch(
+            """SELECT t.id, o.owner, o.lease_until,
+                      o.owner IS NOT NULL AND o.lease_until > now() AND p.heartbeat_at > now() - make_interval(secs => $1)
+                          AS served
+               FROM casino_tables t LEFT JOIN table_owners o ON o.table_id = t.id
+                    LEFT JOIN casino_processes p ON p.owner = o.owner
+               WHERE t.archived_at IS NULL ORDER BY t.id""",
+            self.ctx.settings.lease_seconds * 2 / 3,
+        )
+        me = self.ctx.settings.owner_id
+        serving = [tid for tid, rt in sorted(self.runtimes.items()) if not rt.stopped]
+        elsewhere, waiting = {}, []
+        for r in rows:
+            if r["id"] in serving:
+                continue
+            if r["served"] and r["owner"] != me:
+                elsewhere[r["id"]] = r["owner"]
+            else:
+                waiting.append(Waiting(r["id"], r["owner"] or "", r["lease_until"]))
+        return Readiness(self.started and not waiting, me, serving, elsewhere, waiting)
+
+    # ---- ownership -----------------------------------------------------------------------
     async def _try_own(self, info: TableInfo) -> bool:
+        if info.archived:
+            return False
         if info.id in self.runtimes or info.id in self._starting:
             return info.id in self.runtimes
         self._starting.add(info.id)
@@ -104,24 +201,69 @@ class TableManager:
         rt = TableRuntime(self.ctx, info, kind)
         await rt.start()
         self.runtimes[info.id] = rt
-        log.info("table %s (%s %s, %s): running here at seq %d", info.id, info.game, info.profile, info.mode, rt.seq)
+        log.debug("table %s (%s %s, %s): running here at seq %d", info.id, info.game, info.profile, info.mode, rt.seq)
         return True
+
+    async def _beat(self) -> None:
+        await self.ctx.pool.execute(
+            """INSERT INTO casino_processes (owner) VALUES ($1)
+               ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now()""",
+            self.ctx.settings.owner_id,
+        )
+
+    # ---- notices ---------------------------------------------------------------------------
+    async def _listen(self) -> None:
+        """A connection of its own, kept out of the pool, that waits for table notices."""
+        import asyncpg
+
+        self._listener = await asyncpg.connect(self.ctx.database_url)
+        await self._listener.add_listener(store.TABLE_CHANGED, self._on_notice)
+
+    async def _unlisten(self) -> None:
+        if self._listener is not None:
+            listener, self._listener = self._listener, None
+            try:
+                await listener.close(timeout=2)
+            except Exception:
+                listener.terminate()
+
+    def _on_notice(self, _conn: Any, _pid: int, _channel: str, table_id: str) -> None:
+        if not self.started:
+            return
+        task = asyncio.create_task(self._reload_logged(table_id))
+        self._reloads.add(task)
+        task.add_done_callback(self._reloads.discard)
+
+    async def _reload_logged(self, table_id: str) -> None:
+        try:
+            await self.reload(table_id)
+        except Exception:
+            log.exception("table %s: could not reload it after a notice", table_id)
 
     async def _lease_loop(self) -> None:
         s = self.ctx.settings
         while True:
             await asyncio.sleep(s.lease_seconds / 3)
             try:
+                await self._beat()
                 if self.runtimes:
                     await self.ctx.pool.execute(
                         """UPDATE table_owners SET lease_until = now() + make_interval(secs => $2)
                            WHERE owner = $1 AND table_id = ANY($3::text[])""",
                         s.owner_id, s.lease_seconds, list(self.runtimes),
                     )
-                # Failover: take over tables whose owner stopped renewing.
+                if self._listener is None or self._listener.is_closed():
+                    await self._unlisten()
+                    await self._listen()
+                # A notice may have been lost with a connection: read every table again,
+                # then take over tables whose owner stopped renewing (failover).
                 async with self.ctx.pool.acquire() as conn:
-                    for info in await store.load_tables(conn):
-                        self.infos.setdefault(info.id, info)
+                    tables = await store.load_tables(conn)
+                for fresh in tables:
+                    info = self.infos.setdefault(fresh.id, fresh)
+                    if info is not fresh and (info.staff, info.authorisations, info.archived) != (
+                            fresh.staff, fresh.authorisations, fresh.archived):
+                        await self.reload(fresh.id)
                 for info in list(self.infos.values()):
                     if info.id not in self.runtimes:
                         await self._try_own(info)

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from litestar import Request, Response
+from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 
 from games.errors import GameError
 
@@ -18,19 +20,32 @@ MEDIA_TYPE = "application/problem+json"
 
 # Codes that are not "the request was understood but refused" (422).
 STATUS_BY_CODE = {
+    "invalid_text": 400,
+    "invalid_request": 400,
     "unauthorized": 401,
     "token_expired": 401,
     "bad_credentials": 401,
     "forbidden": 403,
     "not_your_table": 403,
     "not_your_seat": 403,
+    # The engines' role refusals: the command is understood, the caller may not give it.
+    "not_allowed": 403,
+    "floor_only": 403,
+    "staff_only": 403,
+    "players_only": 403,
+    "missing_authorisation": 403,
     "unknown_table": 404,
     "unknown_user": 404,
     "unknown_round": 404,
     "unknown_account": 404,
     "user_exists": 409,
     "table_exists": 409,
+    "table_archived": 409,
+    "wagers_in_play": 409,
     "id_conflict": 409,
+    "table_unavailable": 503,
+    "too_many_attempts": 429,
+    "account_locked": 429,
     "internal_error": 500,
 }
 
@@ -71,3 +86,44 @@ def problem_handler(request: Request, exc: Exception) -> Response:
     if p.status >= 500:
         request.logger.exception("unhandled error", exc_info=exc)
     return Response(msgspec.json.encode(p), status_code=p.status, media_type=MEDIA_TYPE)
+
+
+# What each status means on this API, for the OpenAPI document.
+_REFUSALS = {
+    400: "Malformed request: bad JSON, a field of the wrong type, unknown fields, forbidden text",
+    401: "Not logged in, or the token expired",
+    403: "Your role (or your assignment) does not allow this",
+    404: "No such user, table, round or account",
+    409: "It exists already, or the id was used with other content",
+    422: "Understood but refused by the rules (the code says which)",
+    429: "Too many attempts: wait for Retry-After seconds",
+    500: "Something went wrong on our side; nothing was changed",
+    503: "The table is not running in this process (it runs in another, or is starting): retry, or go to its owner",
+}
+_PUBLIC = ("/auth/", "/schema", "/asyncapi", "/health")
+
+
+def document_refusals(app: Litestar) -> None:
+    """List every route's possible refusals in the OpenAPI document as problem details
+    (``application/problem+json``), from the route's shape: who may call it, its path
+    parameters, its method. Handlers may declare more of their own."""
+    for route in app.routes:
+        for handler in getattr(route, "route_handlers", ()):
+            if not isinstance(handler, HTTPRouteHandler) or not handler.include_in_schema:
+                continue
+            statuses = {400, 422, 500}
+            if not route.path.startswith(_PUBLIC):
+                statuses |= {401, 403}
+            if "{table_id" in route.path:
+                statuses |= {404, 409, 503}  # no such table; archived; running elsewhere
+            elif "{" in route.path:
+                statuses.add(404)
+            if handler.http_methods & {"POST", "PUT"}:
+                statuses.add(409)
+            if route.path == "/auth/login":
+                statuses |= {401, 429}
+            handler.responses = {
+                **{status: ResponseSpec(Problem, description=_REFUSALS[status], media_type=MEDIA_TYPE,
+                                        generate_examples=False) for status in sorted(statuses)},
+                **(handler.responses or {}),
+            }

@@ -105,6 +105,10 @@ class TableRuntime:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self.stopped = False
+        # Who follows the table from this process (sockets per player), and since when each
+        # player with none has been gone: his seat is released after the house's time.
+        self.present: collections.Counter[str] = collections.Counter()
+        self.gone_since: dict[str, float] = {}
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -124,6 +128,9 @@ class TableRuntime:
             assert loaded is not None
             self.seq, self.committed = loaded
             self.engine = self.kind.load(self.committed)
+            if self.kind.upgrade(self.engine, self.info):
+                self.committed = self.kind.dump(self.engine)
+                await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", self.info.id, self.committed)
         commands, outcome = self.kind.recover(self.engine, self.info)
         if commands or outcome:
             # The rules complete or void what a crash cut off; players see both the break and the outcome.
@@ -217,8 +224,8 @@ class TableRuntime:
                 cids = [it.cid for it in batch if not it.system]
                 rows = await conn.fetch(
                     """SELECT user_id, cid, result::text AS result FROM command_results
-                       WHERE (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
-                    users, cids,
+                       WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
+                    users, cids, self.info.id,
                 )
                 done = {(r["user_id"], r["cid"]): r["result"] for r in rows}
                 if done:
@@ -266,22 +273,21 @@ class TableRuntime:
                         staged[-1] = (it, events + pooled, rounds + [rounds[-1] if rounds else ""] * len(pooled))
                     frames = await self._commit(staged, conn)
                 self._relay_meters(jackpots.meters_changes(pooled))
-        except GameError as exc:
-            # The ledger refused (e.g. insufficient funds): nothing was written.
-            self.engine = self.kind.load(self.committed)
-            if len(staged) == 1:
-                self._reject(staged[0][0], exc.code, exc.message)
-            else:
-                for it, _, _ in staged:
-                    await self._apply([it], conn)
-            return
         except LostOwnership:
             raise
-        except Exception:
-            log.exception("table %s: commit failed", self.info.id)
+        except Exception as exc:
+            # Nothing was written: the ledger refused (e.g. insufficient funds, a GameError) or
+            # the commit failed. Each command is tried again alone, so one player's refusal or
+            # one bad console command never costs the others in the batch theirs.
             self.engine = self.kind.load(self.committed)
-            for it, _, _ in staged:
-                self._reject(it, "internal_error", "The table could not record that; nothing was changed.")
+            if len(staged) > 1:
+                for it, _, _ in staged:
+                    await self._apply([it], conn)
+            elif isinstance(exc, GameError):
+                self._reject(staged[0][0], exc.code, exc.message)
+            else:
+                log.exception("table %s: commit failed", self.info.id)
+                self._reject(staged[0][0], "internal_error", "The table could not record that; nothing was changed.")
             return
         await self._record_limits([ev for _, events, _ in staged for ev in events])
         channel = channel_of(self.info.id)
@@ -366,10 +372,43 @@ class TableRuntime:
         frames = [encoder.encode(Events(tid, seq, published))] if published else []
         return frames, acks
 
+    # ---- presence ----------------------------------------------------------------------------
+    def joined(self, who: Principal) -> None:
+        if who.role == "player":
+            self.present[who.id] += 1
+            self.gone_since.pop(who.id, None)
+
+    def left(self, who: Principal) -> None:
+        if who.role != "player" or self.present[who.id] <= 0:
+            return
+        self.present[who.id] -= 1
+        if not self.present[who.id]:
+            del self.present[who.id]
+            loop = asyncio.get_running_loop()
+            self.gone_since[who.id] = loop.time()
+            loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
+
+    def _release_gone(self) -> None:
+        """Free the seats of players gone for the house's time; a seat whose round is under
+        way is freed after it (this runs again after every batch)."""
+        if self.stopped or not self.gone_since:
+            return
+        deadline = asyncio.get_running_loop().time() - self.ctx.settings.seat_release_seconds
+        for player, since in list(self.gone_since.items()):
+            if since > deadline:
+                continue
+            command = self.kind.release_command(self.engine, self.info, player)
+            if command is not None:
+                del self.gone_since[player]
+                self.queue.put_nowait(Item(self.system, f"release:{player}:{self.seq}", command))
+            elif player not in getattr(self.engine.state, "seats", ()):
+                del self.gone_since[player]  # no seat to free
+
     # ---- timers ----------------------------------------------------------------------------
     def _arm_timer(self) -> None:
         if self.stopped:
             return
+        self._release_gone()
         timer: Timer | None = self.kind.next_timer(self.engine, self.info, self.ctx.settings)
         if timer is None:
             if self._timer:

@@ -9,7 +9,7 @@ import msgspec
 
 from games.errors import GameError
 from server.auth import Principal, hash_password, verify_password
-from server.kinds.base import TableInfo
+from server.kinds.base import Authorisation, TableInfo
 
 
 # ---- users -----------------------------------------------------------------------------
@@ -23,7 +23,7 @@ async def create_user(conn, user_id: str, password: str, role: str, currency: st
     try:
         await conn.execute(
             "INSERT INTO users (id, password_hash, role, currency) VALUES ($1, $2, $3, $4)",
-            user_id, hash_password(password), role, currency,
+            user_id, await hash_password(password), role, currency,
         )
     except asyncpg.UniqueViolationError:
         raise GameError("user_exists", f"The user {user_id!r} already exists.") from None
@@ -35,13 +35,31 @@ async def get_user(conn, user_id: str) -> Principal | None:
     return Principal(row["id"], row["role"], row["currency"]) if row else None
 
 
-async def authenticate(conn, user_id: str, password: str) -> Principal:
-    row = await conn.fetchrow(
-        "SELECT id, role, currency, password_hash FROM users WHERE id = $1 AND NOT disabled", user_id
-    )
-    if row is None or not verify_password(row["password_hash"], password):
-        raise GameError("bad_credentials", "Wrong user name or password.")
-    return Principal(row["id"], row["role"], row["currency"])
+async def authenticate(pool, user_id: str, password: str, address: str) -> Principal:
+    """Check a login, throttled per user name and per client ``address`` (``auth.LoginLimits``):
+    ``auth.Throttled`` (429) before any password is checked, ``bad_credentials`` for a wrong
+    password or an unknown name alike (same answer, same cost). Takes the pool, not a
+    connection: none is held while the password is checked (off the event loop)."""
+    from server import audit
+    from server.auth import LOGIN_LIMITS as lim, Throttled
+
+    row = await pool.fetchrow("SELECT * FROM login_begin($1, $2, $3, $4, $5)", user_id, address,
+                              lim.user_failures, lim.address_failures, lim.window_seconds)
+    if row["refusal"]:
+        raise Throttled(row["refusal"], row["retry_after"])
+    if await verify_password(row["password_hash"], password):
+        await pool.execute("SELECT login_succeeded($1, $2)", user_id, address)
+        return Principal(user_id, row["role"], row["currency"])
+    async with pool.acquire() as conn:
+        async with conn.transaction():  # a lock with its audit record
+            failed = await conn.fetchrow("SELECT * FROM login_failed($1, $2, $3, $4, $5, $6, $7, $8)",
+                                         user_id, address, lim.user_failures, lim.address_failures,
+                                         lim.delay_seconds, lim.lock_seconds, lim.lock_failures, lim.lock_seconds)
+            if failed and failed["locked_until"]:
+                await audit.record(conn, Principal("system", "system"), "auth.lock", user_id,
+                                   {"failures": failed["failures"], "address": address,
+                                    "until": failed["locked_until"].isoformat()})
+    raise GameError("bad_credentials", "Wrong user name or password.")
 
 
 async def list_users(conn) -> list[Principal]:
@@ -52,19 +70,32 @@ async def list_users(conn) -> list[Principal]:
 # ---- tables ----------------------------------------------------------------------------
 
 
-def _info(row, staff: list[str]) -> TableInfo:
+def _info(row, staff: list[str], auths: list[Authorisation]) -> TableInfo:
     return TableInfo(row["id"], row["game"], row["profile"], row["mode"], row["currency"], row["name"],
-                     msgspec.json.decode(row["settings"]), staff)
+                     msgspec.json.decode(row["settings"]), staff, row["archived_at"] is not None, auths)
 
 
-async def load_tables(conn) -> list[TableInfo]:
+async def load_tables(conn, table_id: str | None = None) -> list[TableInfo]:
+    """Every table (or one), archived ones included, with its staff and the chefs'
+    authorisations still valid."""
     rows = await conn.fetch(
-        "SELECT id, game, profile, mode, currency, name, settings::text AS settings FROM casino_tables ORDER BY id"
+        """SELECT id, game, profile, mode, currency, name, settings::text AS settings, archived_at
+           FROM casino_tables WHERE $1::text IS NULL OR id = $1 ORDER BY id""",
+        table_id,
     )
     staff: dict[str, list[str]] = {}
-    for r in await conn.fetch("SELECT table_id, user_id FROM table_staff ORDER BY user_id"):
+    for r in await conn.fetch(
+        "SELECT table_id, user_id FROM table_staff WHERE $1::text IS NULL OR table_id = $1 ORDER BY user_id", table_id
+    ):
         staff.setdefault(r["table_id"], []).append(r["user_id"])
-    return [_info(r, staff.get(r["id"], [])) for r in rows]
+    auths: dict[str, list[Authorisation]] = {}
+    for r in await conn.fetch(
+        """SELECT table_id, action, chef, director, valid_until FROM table_authorisations
+           WHERE ($1::text IS NULL OR table_id = $1) AND valid_until > now() ORDER BY id""",
+        table_id,
+    ):
+        auths.setdefault(r["table_id"], []).append(Authorisation(r["action"], r["chef"], r["director"], r["valid_until"]))
+    return [_info(r, staff.get(r["id"], []), auths.get(r["id"], [])) for r in rows]
 
 
 async def insert_table(conn, info: TableInfo, created_by: str) -> None:
@@ -83,6 +114,35 @@ async def assign_staff(conn, table_id: str, user_id: str) -> None:
     await conn.execute(
         "INSERT INTO table_staff (table_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", table_id, user_id
     )
+
+
+async def grant_authorisation(conn, table_id: str, action: str, chef: str, director: str, reason: str,
+                              minutes: int) -> Authorisation:
+    row = await conn.fetchrow(
+        """INSERT INTO table_authorisations (table_id, action, chef, director, reason, valid_until)
+           VALUES ($1, $2, $3, $4, $5, now() + make_interval(mins => $6)) RETURNING valid_until""",
+        table_id, action, chef, director, reason, minutes,
+    )
+    return Authorisation(action, chef, director, row["valid_until"])
+
+
+async def archive_table(conn, table_id: str, by: str) -> bool:
+    """Mark the table archived (once); False if it already was."""
+    return await conn.fetchval(
+        "UPDATE casino_tables SET archived_at = now(), archived_by = $2 WHERE id = $1 AND archived_at IS NULL "
+        "RETURNING true",
+        table_id, by,
+    ) is not None
+
+
+# Every process serving tables listens here: a table's staff, authorisations or archive state
+# changed, or its owner let it go; the payload is the table id. Sent inside the transaction
+# that made the change, so it arrives only once the change is committed.
+TABLE_CHANGED = "casino_table_changed"
+
+
+async def notify_table_changed(conn, table_id: str) -> None:
+    await conn.execute("SELECT pg_notify($1, $2)", TABLE_CHANGED, table_id)
 
 
 # ---- committed state and events --------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,6 +31,8 @@ from litestar.channels import ChannelsPlugin
 from games.errors import GameError
 from server import store
 from server.auth import Principal, decode_token, token_expiry
+from server.edge import check_json, check_text
+from server.policy import check_table_role
 from server.protocol import (
     CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, CLOSE_UNAUTHORIZED, Auth, Error, Events, Heartbeat, Ping, Play,
     Pong, Rejected, Snapshot, Subscribe, TableEvent, Unsubscribe, Accepted, client_decoder, encoder,
@@ -50,6 +53,27 @@ class _Peek(msgspec.Struct):
 
 class _CidPeek(msgspec.Struct):
     cid: str = ""
+
+
+# A cid in a frame the decoder refused as a whole (e.g. a lone surrogate elsewhere in it).
+_CID = re.compile(rb'"cid"\s*:\s*("(?:[^"\\]|\\.){1,128}")')
+
+
+def _cid_of(raw: bytes) -> str:
+    try:
+        return _cid_peek.decode(raw).cid
+    except Exception:  # (as the frame itself: not JSON, too deep, not UTF-8)
+        pass
+    m = _CID.search(raw)
+    try:
+        cid = msgspec.json.decode(m.group(1), type=str) if m else ""
+    except Exception:
+        return ""
+    try:
+        check_text(cid)
+    except GameError:
+        return ""
+    return cid
 
 
 _peek = msgspec.json.Decoder(_Peek)
@@ -78,14 +102,17 @@ class Connection:
         # answer the client's own frames.
         self.out: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue()
         self.bound = ctx.settings.send_queue_frames
+        self.bound_bytes = ctx.settings.send_queue_bytes
         self.stall_seconds = ctx.settings.send_stall_seconds
         self.queued = 0  # counted frames unsent
+        self.queued_bytes = 0  # and their size: a few big frames (snapshots) fill it too
         self.answers = 0  # answers unsent
         self.progress = asyncio.Event()  # set each time the sender has handed a frame over
         self.who: Principal | None = None
         self.expires: datetime | None = None
         self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
         self.last_seq: dict[str, int] = {}
+        self.present: set[str] = set()  # tables whose runtime counts this socket as present
         self.tasks: set[asyncio.Task] = set()
         self.closing: tuple[int, str] | None = None
         self.closed = asyncio.Event()
@@ -97,10 +124,17 @@ class Connection:
         unsent frames the client is too slow."""
         if self.closing:
             return
-        if self.queued >= self.bound:
+        if self._full():
             self._too_slow()
             return
+        self._queue(frame)
+
+    def _full(self) -> bool:
+        return self.queued >= self.bound or self.queued_bytes >= self.bound_bytes
+
+    def _queue(self, frame: bytes) -> None:
         self.queued += 1
+        self.queued_bytes += len(frame)
         self.out.put_nowait((frame, True))
 
     def send_msg(self, msg: Any) -> None:
@@ -110,13 +144,12 @@ class Connection:
         """A table event, snapshot or replayed event: waits (this socket's task, never the
         table) while the queue is full and the sender is making progress; closes with 4008
         once the sender has sent nothing for stall_seconds. False once the socket is closing."""
-        while not self.closing and self.queued >= self.bound:
+        while not self.closing and self._full():
             if not await self._progressed():
                 return False
         if self.closing:
             return False
-        self.queued += 1
-        self.out.put_nowait((frame, True))
+        self._queue(frame)
         return True
 
     def answer(self, msg: Any) -> None:
@@ -140,10 +173,11 @@ class Connection:
         self.close(CLOSE_TOO_SLOW, "too slow: frames were not read in time")
         while not self.out.empty():  # what it did not read is dropped, not kept for it
             self.out.get_nowait()
-        self.queued = self.answers = 0
+        self.queued = self.queued_bytes = self.answers = 0
 
     def close(self, code: int, reason: str) -> None:
         if self.closing is None:
+            log.debug("closing the socket of %s: %d %s", self.who.id if self.who else "?", code, reason)
             self.closing = (code, reason)
             self.closed.set()
 
@@ -155,6 +189,7 @@ class Connection:
                 continue  # the counters were reset with the queue
             if counted:
                 self.queued -= 1
+                self.queued_bytes -= len(frame)
             else:
                 self.answers -= 1
             self.progress.set()
@@ -169,16 +204,21 @@ class Connection:
 
     # ---- life ----------------------------------------------------------------------------
     async def run(self) -> None:
-        await self.socket.accept()
-        token = self._token_from_request()
+        from server.auth import SUBPROTOCOL
+
+        # A browser offers "casino.v1, bearer.<token>": the answer names casino.v1, never the token.
+        offered = self.socket.scope.get("subprotocols") or []
+        await self.socket.accept(subprotocols=SUBPROTOCOL if SUBPROTOCOL in offered else None)
         try:
-            if token is None:
-                raise GameError("unauthorized", "Log in first: send the token as 'Authorization: Bearer ...'.")
+            token, cid = await self._token_from_request()
             await self._authenticate(token)
         except GameError as exc:
-            await self.socket.close(CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED,
-                                    exc.message[:120])
+            with contextlib.suppress(Exception):  # (the client may be gone already)
+                await self.socket.close(CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED,
+                                        exc.message[:120])
             return
+        if cid:  # the token came in a first "auth" frame: answer it
+            self.answer(Accepted(cid))
         sender = asyncio.create_task(self._sender())
         beat = asyncio.create_task(self._heartbeat())
         receiver = asyncio.create_task(self._receive_loop())
@@ -205,11 +245,38 @@ class Connection:
         while not self.out.empty() and self.closing and self.closing[0] != CLOSE_TOO_SLOW:
             await asyncio.sleep(0.01)
 
-    def _token_from_request(self) -> str | None:
+    async def _token_from_request(self) -> tuple[str, str]:
+        """The token, and the cid of the frame that brought it ("" from the handshake):
+        'Authorization: Bearer <token>', else a 'bearer.<token>' subprotocol, else a first
+        frame {"type": "auth", "cid", "token"} within WS_AUTH_SECONDS. Never the URL's
+        query: URLs end up in access logs, so a ?token= is refused even when valid."""
+        from server.auth import WS_AUTH_SECONDS, bearer_from_subprotocols
+
+        if "token" in self.socket.query_params:
+            raise GameError("unauthorized", "A token in the URL is refused (URLs are logged): send it as "
+                                            "'Authorization: Bearer', a subprotocol or an auth frame.")
         header = self.socket.headers.get("authorization", "")
         if header.lower().startswith("bearer "):
-            return header[7:].strip()
-        return self.socket.query_params.get("token")
+            return header[7:].strip(), ""
+        token = bearer_from_subprotocols(self.socket.scope.get("subprotocols") or [])
+        if token:
+            return token, ""
+        refusal = GameError("unauthorized", "Log in first: a token in 'Authorization: Bearer', a "
+                                            "'bearer.<token>' subprotocol or a first auth frame.")
+        try:
+            message = await asyncio.wait_for(self.socket.receive(), WS_AUTH_SECONDS)
+        except asyncio.TimeoutError:
+            raise refusal from None
+        raw = message.get("text") or message.get("bytes") or ""
+        if message["type"] == "websocket.disconnect" or len(raw) > self.ctx.settings.max_frame_bytes:
+            raise refusal
+        try:
+            msg = client_decoder.decode(raw)
+        except (msgspec.DecodeError, RecursionError):
+            raise refusal from None
+        if not isinstance(msg, Auth):
+            raise refusal
+        return msg.token, msg.cid
 
     async def _authenticate(self, token: str) -> None:
         t = decode_token(self.ctx.settings.jwt_secret, token)
@@ -232,27 +299,34 @@ class Connection:
                 return
             data = message.get("text")
             raw = data.encode() if data is not None else (message.get("bytes") or b"")
-            if len(raw) > limit:
-                self.answer(Error("frame_too_large", f"Frames are at most {limit} bytes; this one was ignored."))
+            if len(raw) > limit:  # (its cid, if one is near the start)
+                self._bad_frame(raw[:1024], "frame_too_large", f"Frames are at most {limit} bytes; this one was ignored.")
                 continue
             try:
+                check_json(raw)
                 msg = client_decoder.decode(raw)
-            except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-                self._bad_frame(raw, exc)
+            except GameError as exc:  # text the edge refuses
+                self._bad_frame(raw, exc.code, exc.message)
                 continue
-            self._dispatch(msg)
+            except msgspec.ValidationError as exc:  # (a DecodeError too: tested first)
+                self._bad_frame(raw, "invalid_message", f"Not a valid message: {exc}")
+                continue
+            except Exception as exc:  # bad JSON; nested deeper than the decoder goes; not UTF-8
+                self._bad_frame(raw, "malformed", f"Not a valid message: {exc}")
+                continue
+            try:
+                self._dispatch(msg)
+            except Exception:  # a bug of ours costs this frame, never the socket
+                log.exception("frame from %s could not be handled", self.who.id if self.who else "?")
+                self._bad_frame(raw, "internal_error", "Something went wrong on our side; nothing was changed.")
 
-    def _bad_frame(self, raw: bytes, exc: Exception) -> None:
-        # (ValidationError is a DecodeError: test it first.)
-        code = "invalid_message" if isinstance(exc, msgspec.ValidationError) else "malformed"
-        try:
-            cid = _cid_peek.decode(raw).cid
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            cid = ""
+    def _bad_frame(self, raw: bytes, code: str, message: str) -> None:
+        """Answer a frame that could not be read: with its cid when one can be found in it."""
+        cid = _cid_of(raw)
         if cid:
-            self.answer(Rejected(cid, code, f"Not a valid message: {exc}"))
+            self.answer(Rejected(cid, code, message))
         else:
-            self.answer(Error(code, f"Not a valid message: {exc}"))
+            self.answer(Error(code, message))
 
     # ---- commands --------------------------------------------------------------------------
     def _dispatch(self, msg: Any) -> None:
@@ -294,7 +368,7 @@ class Connection:
                 self.ctx.manager.info(msg.table)  # unknown_table first, if it is
                 raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
             rt = self.ctx.manager.runtime(msg.table)
-            rt.kind.admit(self.who, rt.info)
+            check_table_role(self.who.role)
             command = rt.kind.decode_command(msg.command, self.who)
         except GameError as exc:
             self.answer(Rejected(msg.cid, exc.code, exc.message, msg.table))
@@ -333,7 +407,10 @@ class Connection:
         self.subs[table] = (subscriber, pump)
         try:
             replay = None
-            if msg.since is not None and 0 <= msg.since <= rt.seq:
+            # A resume replays what was missed; from further back than half a send queue
+            # holds, a snapshot says the same in one frame (and one frame cannot make the
+            # server read a table's whole history).
+            if msg.since is not None and 0 <= msg.since <= rt.seq and rt.seq - msg.since <= self.bound // 2:
                 async with self.ctx.pool.acquire() as conn:
                     replay = await store.events_after(conn, table, msg.since, limit=rt.seq - msg.since + 1)
                 if replay and replay[0][0] != msg.since + 1:
@@ -353,6 +430,8 @@ class Connection:
                 if not await self.deliver(encoder.encode(Snapshot(table, seq, info.game, info.profile, info.mode,
                                                                   info.currency, view))):
                     return
+            rt.joined(self.who)
+            self.present.add(table)
             self.answer(Accepted(msg.cid, table, self.last_seq[table]))
         finally:
             gate.set()
@@ -370,7 +449,7 @@ class Connection:
                     msg = _events_decoder.decode(frame)
                     frame = encoder.encode(Events(table, seq, [e for e in msg.events if e.seq > have]))
                 self.last_seq[table] = seq
-                if self.queued >= self.bound and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
+                if self._full() and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
                     self._too_slow()
                     return
                 # A burst (a spin settling thousands of bets) waits here for the sender, in
@@ -387,6 +466,10 @@ class Connection:
 
     async def _unsubscribe(self, table: str) -> None:
         subscriber, pump = self.subs.pop(table)
+        if table in self.present:  # counted at the table: seats of the gone are released
+            self.present.discard(table)
+            if (rt := self.ctx.manager.runtimes.get(table)) is not None:
+                rt.left(self.who)
         self.last_seq.pop(table, None)
         pump.cancel()
         with contextlib.suppress(Exception):

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
 
 from games.errors import GameError
 from server.auth import Principal
+from server.policy import ASSIGNED_ROLES, STAFF_ROLES
+
+
+class Authorisation(msgspec.Struct, frozen=True):
+    """A director's recorded leave for a chef de table to suspend or close a table (Art. 15)."""
+
+    action: str  # "suspend" or "close"
+    chef: str
+    director: str
+    valid_until: datetime
 
 
 class TableInfo(msgspec.Struct):
@@ -21,6 +32,16 @@ class TableInfo(msgspec.Struct):
     name: str
     settings: dict[str, Any] = {}
     staff: list[str] = []
+    archived: bool = False
+    authorisations: list[Authorisation] = []
+
+    def authorised_by(self, chef: str, action: str) -> str:
+        """The director whose authorisation lets ``chef`` do ``action`` now ("" if none)."""
+        now = datetime.now(timezone.utc)
+        for a in self.authorisations:
+            if a.chef == chef and a.action == action and a.valid_until > now:
+                return a.director
+        return ""
 
 
 class Timer(msgspec.Struct):
@@ -58,6 +79,10 @@ class GameKind:
     def load(self, state: bytes) -> Any:
         return self.engine_cls.from_state(self._state_decoder.decode(state))
 
+    def upgrade(self, engine: Any, table: TableInfo) -> bool:
+        """Bring a state saved by an older build in line with the table (True if changed)."""
+        return False
+
     def dump(self, engine: Any) -> bytes:
         return msgspec.json.encode(engine.state)
 
@@ -69,7 +94,7 @@ class GameKind:
         """JSON -> the engine's command, with who issues it filled in from the token."""
         try:
             obj = msgspec.json.decode(raw)
-        except msgspec.DecodeError as exc:
+        except Exception as exc:  # not JSON, nested deeper than the decoder goes, not UTF-8
             raise GameError("malformed", f"Malformed JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise GameError("invalid_command", f"A {self.name} command is a JSON object with a 'type'.")
@@ -83,14 +108,15 @@ class GameKind:
         """Set the fields that say who issues the command (never trusted from the client)."""
 
     # ---- who may do what ---------------------------------------------------------------
-    def admit(self, who: Principal, table: TableInfo) -> None:
-        """Before the command is even read: roles that never act at a table."""
-        if who.role not in ("player", "croupier", "chef", "director", "admin", "system"):
-            raise GameError("forbidden", f"A {who.role} does not play or run tables.")
 
     def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
         """Check the role and the seat; return the command to apply (actor filled in)."""
         raise NotImplementedError
+
+    def release_command(self, engine: Any, table: TableInfo, player: str) -> Any:
+        """The command that frees ``player``'s seat now (he has been gone the house's time),
+        or None: he holds no seat, or a round is being played (seats go between rounds)."""
+        return None
 
     # ---- time and recovery -------------------------------------------------------------
     def next_timer(self, engine: Any, table: TableInfo, settings: Any) -> Timer | None:
@@ -135,16 +161,17 @@ class GameKind:
         """A stored event (JSON) as everyone may see it; by default verbatim."""
         return msgspec.Raw(payload)
 
-    def system_command(self, engine: Any, table: TableInfo, action: str) -> Any:
-        """The engine command for a server action (e.g. 'close' on shutdown of the table)."""
-        raise GameError("unsupported", f"{self.name} has no {action!r} action.")
+    def close_command(self, engine: Any, who: Principal, reason: str) -> Any:
+        """The engine command that closes the table for good (every open bet returned), given
+        by a director; None when it is closed already."""
+        raise GameError("unsupported", f"{self.name} tables cannot be closed.")
 
 
-def staff_check(who: Principal, table: TableInfo, *roles: str) -> None:
-    """Console commands: the caller's role is allowed and, below director, assigned here."""
+def staff_check(who: Principal, table: TableInfo) -> None:
+    """Console commands: staff, and croupiers and chefs only at the tables they are assigned to."""
     if who.role == "system":
         return
-    if who.role not in roles:
-        raise GameError("forbidden", f"A {who.role} may not do that; it needs: {', '.join(roles)}.")
-    if who.role in ("croupier", "chef") and who.id not in table.staff:
+    if who.role not in STAFF_ROLES:
+        raise GameError("forbidden", "Only the croupier's console may do that.")
+    if who.role in ASSIGNED_ROLES and who.id not in table.staff:
         raise GameError("not_your_table", f"You are not assigned to table {table.id}.")

@@ -23,11 +23,17 @@ from games.rng import SystemRng, shuffled
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 
-# The console's commands; a player may send any other (the engine checks seat, box and turn).
+# The console's commands. A player may send any other, for himself only (the engine checks
+# the seat, the box and the turn against ``by``); staff send those only for floor players at
+# live tables (the engine refuses anything else).
 STAFF_COMMANDS = (C.Shuffle, C.Reshuffle, C.CutCardOut, C.CloseBets, C.SetLimits, C.Card, C.CloseOffers,
-                  C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters)
-ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "chef",
-               "admin": "chef"}
+                  C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters, C.ReleaseSeat, C.CloseTable)
+# On an RNG table the server deals and only players play: the console may still shuffle,
+# cut for the house, close bets and offers, void, burn, expose, release seats and close.
+RNG_ONLY_SERVER = (C.Card, C.CutCardOut, C.Sit, C.Leave, C.PlaceBet, C.WithdrawBet, C.PlaceSideBet,
+                   C.WithdrawSideBet, C.Insure, C.EvenMoney, C.DeclineOffer, C.Hit, C.Stand, C.Double,
+                   C.Split, C.BehindDouble, C.BehindSplit, C.PassCut)
+ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director"}
 
 _rng = SystemRng()
 
@@ -106,22 +112,25 @@ class BlackjackKind(GameKind):
         if who.role == "player":
             if isinstance(command, STAFF_COMMANDS):
                 raise GameError("forbidden", "Only the croupier's console may do that.")
+            if getattr(command, "player", "") not in ("", who.id):
+                raise GameError("not_your_seat", "You can only play for yourself.")
             if isinstance(command, C.Cut) and command.at is None:
-                raise GameError("cut_point_missing", "Say where you cut (at), or let the time run out to pass.")
-            return command  # the engine checks the box, the turn and the seat against ``by``
-        if who.role == "inspector":
-            raise GameError("forbidden", "An inspector does not play or run tables.")
-        staff_check(who, table, "croupier", "chef", "director", "admin")
+                raise GameError("cut_point_missing", "Say where you cut (at), or pass the cut.")
+            return command
+        staff_check(who, table)
         if isinstance(command, C.JackpotMeters) and who.role != "system":
             # The meters come from the linked pool only: no console may show players other figures.
             raise GameError("forbidden", "The jackpot meters are the pool's, relayed by the server.")
+        if isinstance(command, C.CloseTable):  # never the client's word: the recorded authorisation, if any
+            director = table.authorised_by(who.id, "close") if who.role == "chef" else ""
+            return msgspec.structs.replace(command, authorised_by=director)
         if table.mode == "rng":
+            if isinstance(command, RNG_ONLY_SERVER):
+                raise GameError("rng_table", "At an RNG table the server deals and only players play.")
             if isinstance(command, C.Shuffle):
                 # The console asks for a new shoe; the server's RNG shuffles it.
-                return msgspec.structs.replace(command, order=[])
-            if isinstance(command, C.Card):
-                raise GameError("rng_table", "This table's cards come from the server's shuffled shoe.")
-        if isinstance(command, C.Cut) and command.at is None and command.random_at is None:
+                return msgspec.structs.replace(command, order=[], salt="")
+        if isinstance(command, C.Cut) and command.at is None:  # the house cuts where the RNG says
             return msgspec.structs.replace(command, random_at=self._random_cut(table))
         return command
 
@@ -187,8 +196,8 @@ class BlackjackKind(GameKind):
             return Timer(f"turn:{r}:{box.number}:{s.turn_hand}:{len(hand.cards)}", settings.decision_seconds,
                          C.Stand(box=box.number, hand=s.turn_hand, **system))
         if s.phase == "cut" and s.cut_entitled:
-            return Timer(f"cut:{r}", settings.decision_seconds,
-                         lambda: C.Cut(random_at=self._random_cut(table), **system))
+            # A silent player passes the cut: to the next on his left (Campione Art. 30) or the house.
+            return Timer(f"cut:{r}:{s.cut_entitled}", settings.decision_seconds, C.PassCut(**system))
         if table.mode != "rng":
             return None
         croupier = self._croupier(table)
@@ -219,7 +228,21 @@ class BlackjackKind(GameKind):
                        maxima: dict[str, int] | None, reason: str) -> Any:
         if maximum is None:
             raise GameError("invalid_limits", "A blackjack table needs a minimum and a maximum.")
+        if maxima:
+            raise GameError("invalid_limits", "A blackjack table has one minimum and one maximum, no 'maxima'.")
         return C.SetLimits(min_bet=minimum, max_bet=maximum, by=who.id, role=ENGINE_ROLE.get(who.role, "player"))
+
+    def release_command(self, engine: BlackjackTable, table: TableInfo, player: str) -> Any:
+        s: TableState = engine.state
+        if player not in s.seats[1:] or s.phase in ROUND_PHASES:
+            return None
+        return C.ReleaseSeat(box=s.seats.index(player, 1), reason="the player left the table",
+                             **self._system(table))
+
+    def close_command(self, engine: BlackjackTable, who: Principal, reason: str) -> Any:
+        if engine.state.phase == "closed":
+            return None
+        return C.CloseTable(by=who.id, role="director", reason=reason)
 
     def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:
         return C.JackpotMeters(minor=minor, major=major, **self._system(table))

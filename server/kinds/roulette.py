@@ -19,13 +19,17 @@ from roulette.state import Actor, RouletteState
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 
-# What a player may send (always for themselves); everything else is a console command.
-PLAYER_COMMANDS = (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.WithdrawBet, C.ChoosePartage,
-                   C.SetPartagePreference, C.MovePrisoner)
-# On an RNG table the server runs the wheel; the console may still open, suspend, close.
-RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result)
+# The commands that move a player's chips: a player sends them for himself; staff only for
+# floor players at a live table (the engine refuses anything else). The rest is the console's.
+CHIP_COMMANDS = (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.WithdrawBet, C.ChoosePartage,
+                 C.SetPartagePreference, C.MovePrisoner)
+# On an RNG table the server runs the wheel and only players stake; the console may still
+# open, suspend, close.
+RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result, *CHIP_COMMANDS, C.MarkUnclaimed)
+# Art. 15: what a chef may do only on a director's recorded authorisation.
+AUTHORISED = {C.Suspend: "suspend", C.CloseTable: "close"}
 ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director",
-               "admin": "director", "system": "chef"}
+               "system": "chef"}
 
 _rng = SystemRng()
 
@@ -43,7 +47,8 @@ class RouletteKind(GameKind):
         try:
             settings = default_settings(table.currency, minimum=s.get("minimum"),
                                         doubled_plein=bool(s.get("doubled_plein", False)),
-                                        prison_on_zero=s.get("prison_on_zero", "lose"))
+                                        prison_on_zero=s.get("prison_on_zero", "lose"),
+                                        live=table.mode == "live")
         except (TypeError, ValueError) as exc:
             raise GameError("invalid_settings", f"Bad roulette settings: {exc}") from None
         return RouletteTable(table.id, settings)
@@ -54,19 +59,31 @@ class RouletteKind(GameKind):
                                                          "set_partage_preference"):
             obj.setdefault("player", who.id)
 
+    def upgrade(self, engine: RouletteTable, table: TableInfo) -> bool:
+        # States saved before TableSettings.live read as live: an RNG table is not.
+        s: RouletteState = engine.state
+        live = table.mode == "live"
+        if s.settings.live == live and (s.pending_settings is None or s.pending_settings.live == live):
+            return False
+        s.settings = msgspec.structs.replace(s.settings, live=live)
+        if s.pending_settings is not None:
+            s.pending_settings = msgspec.structs.replace(s.pending_settings, live=live)
+        return True
+
     def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
         if who.role == "player":
-            if not isinstance(command, PLAYER_COMMANDS):
+            if not isinstance(command, CHIP_COMMANDS):
                 raise GameError("forbidden", "Only the croupier's console may do that.")
-            player = getattr(command, "player", who.id)
-            if player != who.id:
+            if getattr(command, "player", who.id) != who.id:
                 raise GameError("not_your_seat", "You can only play for yourself.")
             return command
-        if who.role == "inspector":
-            raise GameError("forbidden", "An inspector does not play or run tables.")
-        staff_check(who, table, "croupier", "chef", "director", "admin")
+        staff_check(who, table)
         if table.mode == "rng" and isinstance(command, RNG_ONLY_SERVER):
-            raise GameError("rng_table", "This table's wheel is run by the server's RNG.")
+            raise GameError("rng_table", "At an RNG table the server runs the wheel and only players stake.")
+        action = AUTHORISED.get(type(command))
+        if action is not None:  # never the client's word: the recorded authorisation, if any
+            director = table.authorised_by(who.id, action) if who.role == "chef" else ""
+            return msgspec.structs.replace(command, authorised_by=director)
         return command
 
     def next_timer(self, engine: RouletteTable, table: TableInfo, settings: Any) -> Timer | None:
@@ -110,10 +127,18 @@ class RouletteKind(GameKind):
 
     def limits_command(self, engine: RouletteTable, who: Principal, minimum: int, maximum: int | None,
                        maxima: dict[str, int] | None, reason: str) -> Any:
+        if maximum is not None:
+            raise GameError("invalid_limits", "Roulette maxima are per combination kind: send 'maxima' "
+                                              "(plein, cheval, ..., simple), not one 'maximum'.")
         s: RouletteState = engine.state
         base = s.pending_settings or s.settings
         new = msgspec.structs.replace(base, minimum=minimum, maxima={**base.maxima, **(maxima or {})})
         return C.ChangeSettings(by=_actor_of(who), settings=new, reason=reason)
+
+    def close_command(self, engine: RouletteTable, who: Principal, reason: str) -> Any:
+        if engine.state.phase == "closed" and not engine.state.bets:
+            return None
+        return C.CloseTable(by=Actor(who.id, "director"), reason=reason)
 
     def open_wagers(self, engine: RouletteTable) -> list[str]:
         return [b.wager for b in engine.state.bets]  # this spin's and the prisoners

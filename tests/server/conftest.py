@@ -16,6 +16,7 @@ from loadtest.server_process import free_port, spawn_server
 
 ADMIN_PASSWORD = "admin-pass-123"
 PASSWORD = "secret-pass-1"
+CASHIER = "t-cashier"
 JWT_SECRET = "test-secret-" + "x" * 40
 
 
@@ -90,12 +91,32 @@ class Floor:
 
     def __init__(self, server: ServerProcess) -> None:
         self.server = server
+        self._cashier = False
 
     async def admin(self):
         from server.client import CasinoClient
 
         c = CasinoClient(self.server.url)
         await c.login("admin", ADMIN_PASSWORD)
+        return c
+
+    async def cashier(self):
+        """A logged-in cashier (the only role that moves chips in or out of a wallet)."""
+        from server.client import CasinoClient
+
+        if not self._cashier:
+            admin = await self.admin()
+            try:
+                await admin.request("POST", "/accounts", json={"user": CASHIER, "password": PASSWORD,
+                                                               "role": "cashier"})
+            except Exception as exc:  # created by an earlier Floor on the same server
+                if getattr(exc, "code", "") != "user_exists":
+                    raise
+            finally:
+                await admin.close()
+            self._cashier = True
+        c = CasinoClient(self.server.url)
+        await c.login(CASHIER, PASSWORD)
         return c
 
     async def account(self, user: str, role: str = "player", chips: int = 0):
@@ -105,11 +126,15 @@ class Floor:
         admin = await self.admin()
         try:
             await admin.request("POST", "/accounts", json={"user": user, "password": PASSWORD, "role": role})
-            if chips:
-                await admin.request("POST", "/cashier/deposit", json={"user": user, "amount": chips,
-                                                                      "id": f"dep-{user}"})
         finally:
             await admin.close()
+        if chips:
+            cashier = await self.cashier()
+            try:
+                await cashier.request("POST", "/cashier/deposit", json={"user": user, "amount": chips,
+                                                                        "id": f"dep-{user}"})
+            finally:
+                await cashier.close()
         c = CasinoClient(self.server.url)
         await c.login(user, PASSWORD)
         return c

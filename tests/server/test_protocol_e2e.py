@@ -14,7 +14,7 @@ import websockets
 
 from server.client import CasinoClient, HTTPError, Rejected
 
-from .conftest import JWT_SECRET
+from .conftest import CASHIER, JWT_SECRET
 
 pytestmark = pytest.mark.slow
 
@@ -217,11 +217,11 @@ async def test_a_token_expiring_mid_connection_is_refused_then_renewed(people, f
 
 async def test_cashier_receipts_credit_and_chef_limits_are_checked_and_audited(people, floor):
     chef, inspector = people["chef"], people["inspector"]
-    admin = await floor.admin()
+    admin, cashier = await floor.admin(), await floor.cashier()
     try:
         body = {"user": "hugo", "amount": 2_500, "id": "dep-hugo-audit"}
-        first = await admin.request("POST", "/cashier/deposit", json=body)
-        assert await admin.request("POST", "/cashier/deposit", json=body) == first  # the same receipt
+        first = await cashier.request("POST", "/cashier/deposit", json=body)
+        assert await cashier.request("POST", "/cashier/deposit", json=body) == first  # the same receipt
         await inspector.request("POST", "/credit", json={"user": "hugo", "limit": 5_000, "id": "cr-hugo"})
         # A chef changes limits only at the tables they are assigned to.
         with pytest.raises(HTTPError) as e:
@@ -230,24 +230,26 @@ async def test_cashier_receipts_credit_and_chef_limits_are_checked_and_audited(p
         log = await admin.request("GET", "/audit", params={"target": "hugo"})
     finally:
         await admin.close()
+        await cashier.close()
     actions = [(e["actor"], e["action"], e["detail"].get("id")) for e in log]
-    assert ("admin", "cashier.deposit", "dep-hugo-audit") in actions
+    assert (CASHIER, "cashier.deposit", "dep-hugo-audit") in actions
     assert ("p-inspector", "credit.grant", "cr-hugo") in actions
 
 
 async def test_a_replayed_cashier_or_credit_request_writes_no_second_audit_record(people, floor):
     inspector = people["inspector"]
-    admin = await floor.admin()
+    admin, cashier = await floor.admin(), await floor.cashier()
     try:
         dep = {"user": "gina", "amount": 1_200, "id": "dep-gina-replay"}
         out = {"user": "gina", "amount": 700, "id": "out-gina-replay"}
         credit = {"user": "gina", "limit": 3_000, "id": "cr-gina-replay"}
-        receipts = [await admin.request("POST", "/cashier/deposit", json=dep) for _ in range(2)]
-        cashed = [await admin.request("POST", "/cashier/cash-out", json=out) for _ in range(2)]
+        receipts = [await cashier.request("POST", "/cashier/deposit", json=dep) for _ in range(2)]
+        cashed = [await cashier.request("POST", "/cashier/cash-out", json=out) for _ in range(2)]
         grants = [await inspector.request("POST", "/credit", json=credit) for _ in range(2)]
         log = await admin.request("GET", "/audit", params={"target": "gina", "limit": 5000})
     finally:
         await admin.close()
+        await cashier.close()
     assert receipts[0] == receipts[1] and cashed[0] == cashed[1] and grants[0] == grants[1]
     assert receipts[0]["amount"] == 1_200 and cashed[0]["amount"] == 700
     ids = [e["detail"].get("id") for e in log]

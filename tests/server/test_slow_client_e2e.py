@@ -60,9 +60,6 @@ async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
         for start in range(0, BETS, 50):
             answers = await asyncio.gather(*(ugo.bet(T, f"plein {i % 37}", 500) for i in range(start, start + 50)))
             assert all(a["type"] == "accepted" for a in answers)
-        # And the whole history again, several times: far more than the socket's buffers hold.
-        for i in range(30):
-            await stuck.send('{"type": "subscribe", "table": "%s", "since": 0, "cid": "r%d"}' % (T, i))
         # The table went on: the spin completes and every watcher sees every event in order.
         for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
                      {"type": "result", "number": 17, "source": "croupier"}):
@@ -71,11 +68,22 @@ async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
         seqs = [f["seq"] for f in watcher.frames if f.get("type") == "event" and f["table"] == T]
         first = watcher.snapshots[T]["seq"] + 1
         assert seqs == list(range(first, settled["seq"] + 1))
+        # And history again, many times: far more than the socket's buffers hold. (A resume
+        # replays up to half the send queue, 128 events here; from further back it is a
+        # snapshot.)
+        for i in range(300):
+            await stuck.send('{"type": "subscribe", "table": "%s", "since": %d, "cid": "r%d"}'
+                             % (T, settled["seq"] - 128, i))
         # The stuck client, reading again: what was queued, then the close with 4008.
         with pytest.raises(websockets.ConnectionClosed):
             for received in range(BETS * 40):
                 await asyncio.wait_for(stuck.recv(), 10)
         assert stuck.close_code == CLOSE_TOO_SLOW
+        # A resume from further back than half the queue is one snapshot, not a history read.
+        n = len(watcher.frames)
+        await watcher.subscribe(T, since=0)
+        assert [f["type"] for f in watcher.frames[n:]] == ["snapshot", "accepted"]
+        assert watcher.snapshots[T]["seq"] == settled["seq"]
     finally:
         if stuck is not None:
             await stuck.close()

@@ -1,0 +1,80 @@
+"""The one text check every input passes at the edge: HTTP paths, queries and bodies, and
+websocket frames, before anything is decoded into a command or reaches PostgreSQL
+(``EdgeText`` for paths and queries, ``check_body`` for HTTP bodies, ``check_json`` in the
+websocket's receive loop).
+
+Text may hold tab, newline and carriage return but no other control character, and no
+lone surrogate: PostgreSQL cannot store NUL at all (one NUL in a reason once failed a whole
+table's commit), and the rest only ever hides text from the people who read it. JSON
+carries such characters only as escapes (``\\u0000``, ``\\b``, ``\\f``; the decoder refuses
+them raw, and refuses escaped lone surrogates), so a frame is checked on its bytes, with no
+second decode. The engines' command types check the same rule again for commands built
+in Python (``games.validation.Text``).
+
+>>> check_json(b'{"reason": "tab\\\\tnewline\\\\n"}')
+>>> check_json(b'{"reason": "nul\\\\u0000"}')
+Traceback (most recent call last):
+...
+games.errors.GameError: Text may not hold control characters (NUL, \\b, \\f, ...): only tab, newline and carriage return.
+>>> check_json(b'{"reason": "a backslash then u0000: \\\\\\\\u0000"}')
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from litestar import Request
+from litestar.enums import ScopeType
+from litestar.middleware import ASGIMiddleware
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from games.errors import GameError
+
+# An escape that decodes to a control character other than \t \n \r, after an even number
+# of backslashes (an odd one would make it a literal backslash followed by text).
+_BAD_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\(?:u00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F]|7[fF])|[bf])")
+_BAD_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_BAD_BYTE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_MESSAGE = "Text may not hold control characters (NUL, \\b, \\f, ...): only tab, newline and carriage return."
+
+
+def _refuse() -> GameError:
+    return GameError("invalid_text", _MESSAGE)
+
+
+def check_json(raw: bytes) -> None:
+    """Refuse a JSON document whose strings would decode to a forbidden character."""
+    if _BAD_ESCAPE.search(raw) or b"\x7f" in raw:
+        raise _refuse()
+
+
+def check_text(text: str) -> None:
+    """Refuse decoded text (a path, a header value) holding a forbidden character."""
+    if _BAD_CHAR.search(text):
+        raise _refuse()
+
+
+class EdgeText(ASGIMiddleware):
+    """Every HTTP request's path and query, before routing, guards or handlers see them."""
+
+    scopes = (ScopeType.HTTP,)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, next_app: ASGIApp) -> None:
+        check_text(scope["path"])
+        if _BAD_BYTE.search(unquote_to_bytes(scope.get("query_string", b""))):
+            raise _refuse()
+        await next_app(scope, receive, send)
+
+
+async def check_body(request: Request[Any, Any, Any]) -> None:
+    """Litestar ``before_request``: a body, before it is decoded into the handler's data
+    (read once and kept for the handler)."""
+    if request.method in ("POST", "PUT", "PATCH"):
+        body = await request.body()
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise GameError("invalid_request", "The body is not UTF-8 text.") from None
+        check_json(body)

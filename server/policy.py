@@ -1,0 +1,77 @@
+"""Who may do what: every role boundary of the HTTP API and of the tables, in one place.
+
+Roles: ``player`` (plays with his own wallet), ``croupier`` and ``chef`` (run the tables
+they are assigned to), ``director`` (the Direzione Giochi: limits, Art. 15 suspensions and
+closures, raises), ``inspector`` (oversight and Art. 16 credit), ``cashier`` (chips bought
+and cashed out), ``admin`` (accounts and tables, never money or play).
+
+Money: only a player stakes his own money; staff enter chips only for floor players at
+live tables (``games.players``; the engines refuse anything else); only the cashier moves
+chips in or out of a wallet, only the inspector grants credit. Every boundary here and in
+the game kinds (``server/kinds/*``: who may send which game command) is a row of the role
+x command matrix in ``tests/server/test_role_matrix_e2e.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
+
+from games.errors import GameError
+
+ROLES = ("player", "croupier", "chef", "inspector", "cashier", "director", "admin")
+
+# ---- at the tables (the websocket's ``play``) ---------------------------------------------
+# Who sends game commands at all; inspectors, cashiers and admins only watch.
+TABLE_ROLES = ("player", "croupier", "chef", "director")
+# Who runs a table from the console; croupiers and chefs only where they are assigned.
+STAFF_ROLES = ("croupier", "chef", "director")
+ASSIGNED_ROLES = ("croupier", "chef")
+
+# ---- HTTP ----------------------------------------------------------------------------------
+CREATE_ACCOUNTS = ("director", "admin")  # an admin alone creates admins
+SEE_ANY_WALLET = ("inspector", "cashier", "director", "admin")  # list, balance, statement
+CASHIER = ("cashier",)  # deposit, cash out
+CREDIT = ("inspector",)  # Art. 16
+OVERSIGHT = ("inspector", "director", "admin")  # ledger check, audit log, anyone's rounds and recalls
+OPEN_TABLES = ("director", "admin")  # create tables, assign staff
+DIRECTION = ("director",)  # Art. 15: authorise a chef, close and archive a table
+LIMITS = ("chef", "director")  # the Direzione, and a chef at his own table
+
+
+def require_roles(*roles: str):
+    """A Litestar guard: the caller's role is one of ``roles``."""
+
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        if connection.user.role not in roles:
+            raise GameError("forbidden", f"This needs one of the roles: {', '.join(roles)}.")
+
+    return guard
+
+
+def require_self_or(*roles: str):
+    """A guard for ``/.../{user}/...`` routes and ``?user=``: the caller himself, or ``roles``."""
+
+    def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        target = connection.path_params.get("user") or connection.query_params.get("user")
+        if target not in (None, connection.user.id) and connection.user.role not in roles:
+            raise GameError("forbidden", "You may see only your own wallet and rounds.")
+
+    return guard
+
+
+def require_assigned(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A guard for ``/tables/{table_id}/...``: croupiers and chefs only at their own tables."""
+    who = connection.user
+    if who.role in ASSIGNED_ROLES:
+        info = connection.app.state.ctx.manager.known(connection.path_params["table_id"])
+        if who.id not in info.staff:
+            raise GameError("not_your_table", f"You are not assigned to table {info.id}.")
+
+
+def check_table_role(role: str) -> None:
+    """Before a game command is even read: roles that never act at a table."""
+    if role not in (*TABLE_ROLES, "system"):
+        raise GameError("forbidden", f"A {role} watches the tables but does not play or run them.")
