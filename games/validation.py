@@ -40,11 +40,12 @@ MAX_AMOUNT = 2**63 - 1
 ENTERED_MAX_FACTOR = 10
 
 # Tab, newline and carriage return pass; no other control character, no lone surrogate (as at the edge).
-_NO_CONTROL = "[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"
+_NO_CONTROL = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"  # (escapes, not characters: the OpenAPI holds it)
 Amount = Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
 Text = Annotated[str, msgspec.Meta(max_length=500, pattern=f"^{_NO_CONTROL}*$")]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern="^[^\x00-\x1f\x7f\ud800-\udfff]+$")]
+# ("$(?!\n)": Python's "$" also matches before a final newline, which a name may not end with.)
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=128, pattern=r"^[^\x00-\x1f\x7f\ud800-\udfff]+$(?!\n)")]
 
 T = TypeVar("T")
 
