@@ -16,6 +16,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Callable
 
 import asyncpg
 import httpx
@@ -50,18 +51,24 @@ def spawn_server(port: int, env: dict[str, str], log_path: Path, *, append: bool
              "--port", str(port), "--log-level", os.environ.get("CASINO_TEST_LOG_LEVEL", "warning")],
             cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
-    deadline = time.monotonic() + 60
+    return wait_healthy(proc, f"http://127.0.0.1:{port}", lambda: log_path.read_text(errors="replace"), 60)
+
+
+def wait_healthy(proc: subprocess.Popen, url: str, log: Callable[[], str], seconds: float) -> subprocess.Popen:
+    """Until the server at ``url`` answers ``/health`` (killed, and an error with the end of
+    its ``log``, if it exits or takes longer than ``seconds``)."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited: {log_path.read_text()[-3000:]}")
+            raise RuntimeError(f"the server exited: {log()[-3000:]}")
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
                 return proc
         except httpx.HTTPError:
             pass
         time.sleep(0.1)
     proc.kill()
-    raise RuntimeError("the server did not start within 60 s")
+    raise RuntimeError(f"the server did not start within {seconds:.0f} s")
 
 
 class LoadServer:

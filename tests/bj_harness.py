@@ -77,3 +77,13 @@ class Harness:
             self.t.handle(cmd)
         assert exc.value.code == code, exc.value
         assert self.snapshot() == before
+
+
+def stand_all(h: Harness) -> None:
+    """Close any offers and stand every hand left, each by its holder, to the round's end."""
+    while h.s.phase in ("play", "offers"):
+        if h.s.phase == "offers":
+            h.do(C.CloseOffers(**CROUPIER))
+            continue
+        b = h.s.boxes[h.s.turn_box]
+        h.do(C.Stand(by=b.holder, box=b.number, hand=h.s.turn_hand))

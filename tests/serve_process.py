@@ -11,14 +11,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import httpx
 
 from games.db import embedded
 from games.db.embedded import PROJECT_DIR
-from loadtest.server_process import free_port
+from loadtest.server_process import free_port, wait_healthy
 
 TEST_RUNS = PROJECT_DIR / ".casino" / "test-runs"
 JWT_SECRET = "serve-test-secret-" + "s" * 40
@@ -64,18 +62,8 @@ class Serve:
                 [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
                  "--port", str(self.port), *self.args],
                 cwd=PROJECT_DIR, env=self.env, stdout=out, stderr=err)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited: {self.stderr()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.1)
-        self.proc.kill()
-        raise RuntimeError("the server did not start within 90 s")
+        wait_healthy(self.proc, self.url, self.stderr, 90)
+        return self
 
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """Send ``sig`` and wait for the exit; the exit status."""

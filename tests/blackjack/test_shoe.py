@@ -12,7 +12,7 @@ from blackjack.table import BlackjackTable
 from games.errors import GameError
 from games.rng import SeededRng
 
-from bj_harness import CROUPIER
+from bj_harness import CROUPIER, stand_all
 
 
 def refused(h, cmd, code):
@@ -21,15 +21,6 @@ def refused(h, cmd, code):
         h.t.handle(cmd)
     assert exc.value.code == code, exc.value
     assert h.snapshot() == before
-
-
-def stand_all(h):
-    while h.s.phase in ("play", "offers"):
-        if h.s.phase == "offers":
-            h.do(C.CloseOffers(**CROUPIER))
-            continue
-        b = h.s.boxes[h.s.turn_box]
-        h.do(C.Stand(by=b.holder, box=b.number, hand=h.s.turn_hand))
 
 
 def test_shuffle_must_be_the_whole_shoe_and_is_committed():

@@ -17,7 +17,7 @@ from blackjack.table import MAX_TABLE_BET, encode_state
 from games.validation import MAX_AMOUNT
 from games.wagers import WagerRefunded, WagerVoided
 
-from bj_harness import CROUPIER
+from bj_harness import CROUPIER, stand_all
 
 SYSTEM = dict(by="system:timeout", role="system")
 BOB_ONLINE = "bob"  # an online player: a wallet only his own commands may touch
@@ -25,15 +25,6 @@ BOB_ONLINE = "bob"  # an online player: a wallet only his own commands may touch
 
 def card(h, text, box, hand=0):
     return h.do(C.Card(**CROUPIER, card=parse_card(text), box=box, hand=hand))
-
-
-def stand_all(h):
-    while h.s.phase in ("play", "offers"):
-        if h.s.phase == "offers":
-            h.do(C.CloseOffers(**CROUPIER))
-            continue
-        b = h.s.boxes[h.s.turn_box]
-        h.do(C.Stand(by=b.holder, box=b.number, hand=h.s.turn_hand))
 
 
 # -- 1. only a player stakes his own money ------------------------------------------------

@@ -3,6 +3,7 @@ fresh PostgreSQL database, driven over real HTTP and websockets with ``server.cl
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -19,6 +20,18 @@ PASSWORD = "secret-pass-1"
 CASHIER = "t-cashier"
 JWT_SECRET = "test-secret-" + "x" * 40
 
+
+
+async def first_refusal(client, raw: str | bytes) -> dict:
+    """Send a raw frame; the ``error`` or ``rejected`` that came back for it."""
+    n = len(client.frames)
+    await client.send_raw(raw)
+    for _ in range(500):
+        for f in client.frames[n:]:
+            if f["type"] in ("error", "rejected"):
+                return f
+        await asyncio.sleep(0.02)
+    raise AssertionError("no answer")
 
 
 class ServerProcess:

@@ -14,6 +14,8 @@ import websockets
 
 from server.client import HTTPError, Rejected
 
+from .conftest import first_refusal
+
 pytestmark = pytest.mark.slow
 
 T1, T2, BJ = "edge-roul-1", "edge-roul-2", "edge-bj"
@@ -41,18 +43,6 @@ async def people(floor):
         await c.close()
 
 
-async def _answer(c, raw: str | bytes) -> dict:
-    """Send a raw frame; the error or rejection it got."""
-    n = len(c.frames)
-    await c.send_raw(raw)
-    for _ in range(500):
-        for f in c.frames[n:]:
-            if f["type"] in ("error", "rejected"):
-                return f
-        await asyncio.sleep(0.02)
-    raise AssertionError("no answer")
-
-
 async def test_a_client_id_names_one_command_at_one_table(people):
     ida = people["ida"]
     before = (await ida.balance())["available"]
@@ -66,7 +56,7 @@ async def test_a_client_id_names_one_command_at_one_table(people):
 async def test_control_characters_are_refused_at_the_edge_and_change_nothing(people, floor):
     ida, chef = people["ida"], people["chef"]
     before = await ida.balance()
-    bad = await _answer(ida, json.dumps({"type": "play", "cid": "nul-1", "table": T1,
+    bad = await first_refusal(ida, json.dumps({"type": "play", "cid": "nul-1", "table": T1,
                                          "command": {"type": "place_bet", "spot": "plein\u00007", "amount": 500}}))
     assert (bad["type"], bad["code"], bad["cid"]) == ("rejected", "invalid_text", "nul-1")
     for method, path, body in [
@@ -135,14 +125,14 @@ async def test_one_bad_command_never_fails_a_batch_holding_other_peoples(people,
 
 async def test_hostile_frames_cost_only_themselves(people, floor):
     ida = people["ida"]
-    deep = await _answer(ida, "[" * 2048)
+    deep = await first_refusal(ida, "[" * 2048)
     assert (deep["type"], deep["code"]) == ("error", "invalid_message")
     nested = '{"type": "play", "cid": "deep-1", "table": "%s", "command": %s%s}' % (T1, "[" * 2048, "]" * 2048)
-    deep = await _answer(ida, nested)  # deeper than the decoder goes
+    deep = await first_refusal(ida, nested)  # deeper than the decoder goes
     assert (deep["type"], deep["code"], deep["cid"]) == ("rejected", "malformed", "deep-1")
-    lone = await _answer(ida, '{"type": "subscribe", "cid": "sur-1", "table": "\\ud800"}')
+    lone = await first_refusal(ida, '{"type": "subscribe", "cid": "sur-1", "table": "\\ud800"}')
     assert (lone["type"], lone["code"], lone["cid"]) == ("rejected", "malformed", "sur-1")
-    big = await _answer(ida, json.dumps({"type": "ping", "cid": "big-1", "pad": "x" * 20_000}))
+    big = await first_refusal(ida, json.dumps({"type": "ping", "cid": "big-1", "pad": "x" * 20_000}))
     assert (big["type"], big["code"], big["cid"]) == ("rejected", "frame_too_large", "big-1")
     assert (await ida.command({"type": "ping"}))["type"] == "pong"  # the socket stayed
     # Past the transport's limit (1 MiB) the connection is closed with 1009, as the README says.

@@ -14,7 +14,7 @@ import websockets
 
 from server.client import CasinoClient, HTTPError, Rejected
 
-from .conftest import CASHIER, JWT_SECRET
+from .conftest import CASHIER, JWT_SECRET, first_refusal
 
 pytestmark = pytest.mark.slow
 
@@ -42,26 +42,15 @@ async def people(floor):
         await c.close()
 
 
-async def _error_after(c: CasinoClient, raw: str | bytes) -> dict:
-    n = len(c.frames)
-    await c.send_raw(raw)
-    for _ in range(200):
-        for f in c.frames[n:]:
-            if f["type"] in ("error", "rejected"):
-                return f
-        await asyncio.sleep(0.02)
-    raise AssertionError("no answer")
-
-
 async def test_malformed_frames_are_refused_and_the_connection_survives(people):
     gina = people["gina"]
-    assert (await _error_after(gina, "{not json"))["code"] == "malformed"
-    assert (await _error_after(gina, json.dumps({"type": "dance", "cid": "x1"})))["code"] == "invalid_message"
-    bad = await _error_after(gina, json.dumps({"type": "subscribe", "cid": "x2", "table": 7}))
+    assert (await first_refusal(gina, "{not json"))["code"] == "malformed"
+    assert (await first_refusal(gina, json.dumps({"type": "dance", "cid": "x1"})))["code"] == "invalid_message"
+    bad = await first_refusal(gina, json.dumps({"type": "subscribe", "cid": "x2", "table": 7}))
     assert (bad["type"], bad["code"], bad["cid"]) == ("rejected", "invalid_message", "x2")
     big = json.dumps({"type": "ping", "cid": "x" * 20_000})
-    assert (await _error_after(gina, big))["code"] == "frame_too_large"
-    bad_cmd = await _error_after(gina, json.dumps(
+    assert (await first_refusal(gina, big))["code"] == "frame_too_large"
+    bad_cmd = await first_refusal(gina, json.dumps(
         {"type": "play", "cid": "x3", "table": T, "command": {"type": "place_bet", "spot": "plein 17", "amount": "ten"}}))
     assert bad_cmd["code"] == "invalid_command"
     with pytest.raises(Rejected) as r:
