@@ -39,8 +39,11 @@ MAX_AMOUNT = 2**63 - 1
 # mistake the console refuses instead.
 ENTERED_MAX_FACTOR = 10
 
-# Tab, newline and carriage return pass; no other control character, no lone surrogate (as at the edge).
-_NO_CONTROL = r"[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]"  # (escapes, not characters: the OpenAPI holds it)
+# The one rule for text anywhere (here and at the edge, server/edge.py): tab, newline and
+# carriage return pass; no other control character, no lone surrogate. (Regex escapes, not
+# the characters themselves: the OpenAPI document holds the patterns.)
+FORBIDDEN_CHARS = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff"
+_NO_CONTROL = f"[^{FORBIDDEN_CHARS}]"
 Amount = Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
 Text = Annotated[str, msgspec.Meta(max_length=500, pattern=f"^{_NO_CONTROL}*$")]
