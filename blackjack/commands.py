@@ -21,7 +21,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from games.validation import MAX_AMOUNT, Amount, Name, Text
+from games.validation import MAX_AMOUNT, Amount, MaybeName, Name, Text
 
 Role = Literal["player", "croupier", "chef", "director", "system"]
 STAFF = frozenset(("croupier", "chef", "director"))
@@ -37,8 +37,6 @@ Int64 = Annotated[int, msgspec.Meta(ge=-MAX_AMOUNT - 1, le=MAX_AMOUNT)]
 CardNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
 CutPoint = Annotated[int, msgspec.Meta(ge=0, le=MAX_AMOUNT)]
 ShoeCard = Annotated[int, msgspec.Meta(ge=0, le=51)]
-# A player id or "" (nobody): the staff's ``player`` field, a chef's ``authorised_by``.
-MaybeName = Annotated[str, msgspec.Meta(max_length=128, pattern="^[^\x00-\x1f\x7f]*$")]
 SideBetKind = Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
 
 

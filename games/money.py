@@ -38,6 +38,10 @@ PTS = Currency("PTS", 0, cash=False)
 
 CURRENCIES: dict[str, Currency] = {c.code: c for c in (CHF, EUR, PTS)}
 
+# The largest amount any stake, payment, limit or transfer may be, in minor units: far below
+# 2**63, so that sums of many (a balance, a day's drop) still fit PostgreSQL's bigint.
+MAX_AMOUNT = 10**15
+
 
 def currency(code: str) -> Currency:
     try:

@@ -9,19 +9,16 @@ A floor player is named by the croupier with a label (the colour of their chips,
 ``floor:blue``, ``floor:seat3``. The server books every floor player's chips on the
 table's one floor account (``games.ledger.accounts.floor``), never on a wallet.
 
-The engines use these two functions to tell the two apart; nothing else decides it.
+The engines use ``is_floor`` to tell the two apart; nothing else decides it.
 
->>> floor_player("blue")
-'floor:blue'
->>> is_floor("floor:blue"), is_floor("alice"), is_floor("floor:")
-(True, False, False)
+>>> is_floor("floor:blue"), is_floor("alice"), is_floor("floor:"), is_floor("floor:Blue")
+(True, False, False, False)
 """
 
 from __future__ import annotations
 
 import re
 
-from games.errors import GameError
 
 FLOOR_PREFIX = "floor:"
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -34,14 +31,3 @@ def is_floor(player: str) -> bool:
         and player.startswith(FLOOR_PREFIX)
         and _LABEL.match(player[len(FLOOR_PREFIX):]) is not None
     )
-
-
-def floor_player(label: str) -> str:
-    """The floor player id for ``label``; ``invalid_floor_player`` if the label is unusable."""
-    pid = FLOOR_PREFIX + label
-    if not is_floor(pid):
-        raise GameError(
-            "invalid_floor_player",
-            f"{label!r} is not a floor player label: 1-32 lowercase letters, digits, '-' or '_'.",
-        )
-    return pid

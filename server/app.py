@@ -55,8 +55,9 @@ class Context:
             raise GameError("unknown_user", f"There is no user {user_id!r}.")
         return who
 
-    async def open_wallet(self, who: Principal) -> None:
-        await self.ledger.open_account(accounts.wallet(who.id, who.currency), who.currency, Kind.WALLET)
+    async def open_wallet(self, who: Principal, conn: Any = None) -> None:
+        """The player's wallet (``conn``: inside the caller's transaction, with the user)."""
+        await self.ledger.open_account(accounts.wallet(who.id, who.currency), who.currency, Kind.WALLET, conn=conn)
 
     async def create_table(self, by: Principal, game: str, profile: str, mode: str, currency: str,
                            name: str = "", settings: dict | None = None, table_id: str = "") -> TableInfo:
@@ -154,8 +155,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         finally:
             if ctx.bots:
                 ctx.bots.cancel()
-            await ctx.manager.stop()
-            await ctx.pool.close()
+            try:
+                await ctx.manager.stop()
+            finally:
+                await ctx.pool.close()
 
     async def start_tables(app: Litestar) -> None:
         # After the channels plugin started (its hook runs first): table owners publish at once.

@@ -31,7 +31,7 @@ from litestar.middleware import ASGIMiddleware
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from games.errors import GameError
-from games.validation import FORBIDDEN_CHARS
+from games.validation import FORBIDDEN_ASCII, FORBIDDEN_CHARS
 
 _BAD_CHAR = re.compile(f"[{FORBIDDEN_CHARS}]")  # the rule itself: games.validation
 # The same characters as JSON writes them: an escape of one of them after an even number
@@ -40,7 +40,7 @@ _BAD_CHAR = re.compile(f"[{FORBIDDEN_CHARS}]")  # the rule itself: games.validat
 # the two agree on every character.)
 _BAD_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\(?:u00(?:0[0-8bBcCeEfF]|1[0-9a-fA-F]|7[fF])|[bf])")
 # ... and as a URL's percent-decoded query bytes.
-_BAD_BYTE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BAD_BYTE = re.compile(f"[{FORBIDDEN_ASCII}]".encode())
 _MESSAGE = "Text may not hold control characters (NUL, \\b, \\f, ...): only tab, newline and carriage return."
 
 

@@ -21,7 +21,7 @@ from games.ledger.accounts import Kind
 from games.money import currency as currency_of
 from games.validation import Amount, NonNegative, Text
 from server import audit, store
-from server.auth import Principal, Throttled
+from server.auth import Principal
 from server.policy import (
     CASHIER, CREATE_ACCOUNTS, CREDIT, DIRECTION, LIMITS, OPEN_TABLES, OVERSIGHT, ROLES, SEE_ANY_WALLET,
     require_assigned, require_roles, require_self_or,
@@ -65,22 +65,9 @@ def _token_for(request: Request, who: Principal) -> TokenOut:
     return TokenOut(token, expires.isoformat(), who.id, who.role)
 
 
-def _throttled(request: Request, exc: Throttled) -> Any:
-    """429 as problem details, with Retry-After (whole seconds)."""
-    from litestar import Response
-
-    from server.problems import MEDIA_TYPE, problem_for
-
-    p = problem_for(exc)
-    p.status, p.instance = 429, request.url.path
-    return Response(msgspec.json.encode(p), status_code=429, media_type=MEDIA_TYPE,
-                    headers={"Retry-After": str(exc.retry_after)})
-
-
 class AuthController(Controller):
     path = "/auth"
     tags = ["auth"]
-    exception_handlers = {Throttled: _throttled}
 
     @post("/login", status_code=200, summary="Log in: a bearer token for HTTP and the websocket",
           description="Failed logins are throttled per user name and per client address: 429 "
@@ -97,8 +84,7 @@ class AuthController(Controller):
         async with ctx.pool.acquire() as conn:
             async with conn.transaction():  # the user with the wallet, or neither (e.g. PTS: no wallet)
                 who = await store.create_user(conn, data.user, data.password, "player", data.currency)
-                await ctx.ledger.open_account(accounts.wallet(who.id, who.currency), who.currency, Kind.WALLET,
-                                              conn=conn)
+                await ctx.open_wallet(who, conn)
         return _token_for(request, who)
 
 
@@ -163,11 +149,11 @@ class AccountsController(Controller):
             raise GameError("forbidden", "Only an admin creates admins.")
         currency_of(data.currency)
         async with ctx.pool.acquire() as conn:
-            async with conn.transaction():
+            async with conn.transaction():  # the user, his wallet and the audit record, or nothing
                 who = await store.create_user(conn, data.user, data.password, data.role, data.currency)
+                if who.role == "player":
+                    await ctx.open_wallet(who, conn)
                 await audit.record(conn, request.user, "account.create", who.id, {"role": who.role})
-        if who.role == "player":
-            await ctx.open_wallet(who)
         return Me(who.id, who.role, who.currency)
 
     @get("/accounts", guards=[require_roles(*SEE_ANY_WALLET)], summary="All accounts")

@@ -54,14 +54,15 @@ class TableManager:
         # try at once, and one table must never get two owners in one process.
         self._starting: set[str] = set()
         self._reloads: set[asyncio.Task] = set()
+        self._reload_locks: dict[str, asyncio.Lock] = {}
         self.started = False
 
     async def start(self) -> None:
         await self._beat()
+        await self._listen()  # first: a change made while the tables load is not missed
         async with self.ctx.pool.acquire() as conn:
             for info in await store.load_tables(conn):
                 self.infos[info.id] = info
-        await self._listen()
         for info in list(self.infos.values()):
             await self._try_own(info)
         self.started = True
@@ -70,26 +71,27 @@ class TableManager:
 
     async def stop(self) -> None:
         self.started = False
-        if self._lease_task:
-            self._lease_task.cancel()
         await self._unlisten()
-        for task in list(self._reloads):
+        # Nothing may take a table while the others are handed back: wait for the lease loop
+        # and the reloads to end (one cut off after its lease INSERT still hands it back below).
+        busy = [t for t in (self._lease_task, *self._reloads) if t is not None]
+        for task in busy:
             task.cancel()
+        await asyncio.gather(*busy, return_exceptions=True)
         for rt in list(self.runtimes.values()):
             await rt.stop()
-        # Hand the tables back at once and say so: another process takes them now, not a
-        # lease later.
-        if self.runtimes:
-            async with self.ctx.pool.acquire() as conn:
-                async with conn.transaction():
-                    await conn.execute(
-                        "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = ANY($2::text[])",
-                        self.ctx.settings.owner_id, list(self.runtimes),
-                    )
-                    for table_id in self.runtimes:
-                        await store.notify_table_changed(conn, table_id)
-        await self.ctx.pool.execute("DELETE FROM casino_processes WHERE owner = $1", self.ctx.settings.owner_id)
         self.runtimes.clear()
+        # Hand every table leased here back at once and say so: another process takes them
+        # now, not a lease later.
+        async with self.ctx.pool.acquire() as conn:
+            async with conn.transaction():
+                released = await conn.fetch(
+                    "UPDATE table_owners SET lease_until = now() WHERE owner = $1 RETURNING table_id",
+                    self.ctx.settings.owner_id,
+                )
+                for row in released:
+                    await store.notify_table_changed(conn, row["table_id"])
+                await conn.execute("DELETE FROM casino_processes WHERE owner = $1", self.ctx.settings.owner_id)
 
     def known(self, table_id: str) -> TableInfo:
         """The table, open or archived."""
@@ -119,7 +121,12 @@ class TableManager:
 
     async def reload(self, table_id: str) -> None:
         """Read the table again (staff, authorisations, archived): a change made through any
-        process. The runtime holds the same TableInfo, so it sees the change at once."""
+        process. The runtime holds the same TableInfo, so it sees the change at once. One at a
+        time per table (a handler's own reload and its notice's may meet)."""
+        async with self._reload_locks.setdefault(table_id, asyncio.Lock()):
+            await self._reload(table_id)
+
+    async def _reload(self, table_id: str) -> None:
         async with self.ctx.pool.acquire() as conn:
             found = await store.load_tables(conn, table_id)
         if not found:

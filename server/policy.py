@@ -9,7 +9,10 @@ Money: only a player stakes his own money; staff enter chips only for floor play
 live tables (``games.players``; the engines refuse anything else); only the cashier moves
 chips in or out of a wallet, only the inspector grants credit. Every boundary here and in
 the game kinds (``server/kinds/*``: who may send which game command) is a row of the role
-x command matrix in ``tests/server/test_role_matrix_e2e.py``.
+x command matrix: ``tests/server/test_role_matrix_http_e2e.py`` (every route) and
+``test_role_matrix_commands.py`` (every game command). The kinds check the role, the
+assignment and what only the server does at an RNG table, before a command is queued; the
+engines check whose chips a command moves (``games.players``), wherever it came from.
 """
 
 from __future__ import annotations

@@ -85,7 +85,10 @@ def problem_handler(request: Request, exc: Exception) -> Response:
     p.instance = request.url.path
     if p.status >= 500:
         request.logger.exception("unhandled error", exc_info=exc)
-    return Response(msgspec.json.encode(p), status_code=p.status, media_type=MEDIA_TYPE)
+    # A refusal that says when to come back (a throttled login): Retry-After, in seconds.
+    retry_after = getattr(exc, "retry_after", None)
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return Response(msgspec.json.encode(p), status_code=p.status, media_type=MEDIA_TYPE, headers=headers)
 
 
 # What each status means on this API, for the OpenAPI document.

@@ -109,6 +109,7 @@ class TableRuntime:
         # player with none has been gone: his seat is released after the house's time.
         self.present: collections.Counter[str] = collections.Counter()
         self.gone_since: dict[str, float] = {}
+        self._releasing: dict[str, asyncio.Future] = {}  # a ReleaseSeat queued, not yet answered
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -138,6 +139,13 @@ class TableRuntime:
             for i, command in enumerate(commands):
                 self.queue.put_nowait(Item(self.system, f"recover:{i}", command))
         self.queue.put_nowait(Item(self.system, "resume", None, pre=[TableResumed(self.ctx.settings.owner_id)]))
+        # Nobody is connected to a table that just started here: every seated player is gone
+        # until he comes back (after a failover or a restart, too).
+        loop = asyncio.get_running_loop()
+        for player in self.kind.seated(self.engine):
+            self.gone_since[player] = loop.time()
+        if self.gone_since:
+            loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
         meters = await jackpots.ensure_open(self.ctx, self.info.id, self.engine)
         if meters is not None:
             self.queue.put_nowait(Item(self.system, "meters", self.kind.meters_command(self.info, *meters)))
@@ -281,6 +289,9 @@ class TableRuntime:
             # one bad console command never costs the others in the batch theirs.
             self.engine = self.kind.load(self.committed)
             if len(staged) > 1:
+                if not isinstance(exc, GameError):
+                    log.warning("table %s: a batch of %d commands could not be committed (%s: %s); "
+                                "each is tried alone", self.info.id, len(staged), type(exc).__name__, exc)
                 for it, _, _ in staged:
                     await self._apply([it], conn)
             elif isinstance(exc, GameError):
@@ -389,20 +400,26 @@ class TableRuntime:
             loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
 
     def _release_gone(self) -> None:
-        """Free the seats of players gone for the house's time; a seat whose round is under
-        way is freed after it (this runs again after every batch)."""
+        """Free the seats of players gone for the house's time. Seats go between rounds only,
+        so a release refused because a round began is tried again after a later batch; an
+        entry goes once its player holds no seat any more."""
         if self.stopped or not self.gone_since:
             return
-        deadline = asyncio.get_running_loop().time() - self.ctx.settings.seat_release_seconds
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() - self.ctx.settings.seat_release_seconds
+        seated = set(self.kind.seated(self.engine))
         for player, since in list(self.gone_since.items()):
-            if since > deadline:
+            if player not in seated:
+                del self.gone_since[player]  # he left, or his seat was released
+                continue
+            if since > deadline or player in self._releasing:
                 continue
             command = self.kind.release_command(self.engine, self.info, player)
             if command is not None:
-                del self.gone_since[player]
-                self.queue.put_nowait(Item(self.system, f"release:{player}:{self.seq}", command))
-            elif player not in getattr(self.engine.state, "seats", ()):
-                del self.gone_since[player]  # no seat to free
+                answered = loop.create_future()
+                self._releasing[player] = answered
+                answered.add_done_callback(lambda _, p=player: self._releasing.pop(p, None))
+                self.queue.put_nowait(Item(self.system, f"release:{player}:{self.seq}", command, answered))
 
     # ---- timers ----------------------------------------------------------------------------
     def _arm_timer(self) -> None:

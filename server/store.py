@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
@@ -47,7 +48,14 @@ async def authenticate(pool, user_id: str, password: str, address: str) -> Princ
                               lim.user_failures, lim.address_failures, lim.window_seconds)
     if row["refusal"]:
         raise Throttled(row["refusal"], row["retry_after"])
-    if await verify_password(row["password_hash"], password):
+    try:
+        right = await verify_password(row["password_hash"], password)
+    except BaseException:  # (cancelled with its client, or the check failed): no longer being checked
+        asyncio.ensure_future(pool.execute(
+            "UPDATE login_throttle SET checking = greatest(checking - 1, 0) WHERE key = ANY($1::text[])",
+            [f"user:{user_id}", f"addr:{address}"]))
+        raise
+    if right:
         await pool.execute("SELECT login_succeeded($1, $2)", user_id, address)
         return Principal(user_id, row["role"], row["currency"])
     async with pool.acquire() as conn:

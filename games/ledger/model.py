@@ -20,6 +20,7 @@ import msgspec
 
 from games.errors import GameError
 from games.ledger.accounts import MAY_GO_NEGATIVE, POINTS_CURRENCY, Kind, parse, tournament_of
+from games.money import MAX_AMOUNT
 
 __all__ = [
     "Kind", "LedgerError", "Transfer", "Hold", "Post", "Void", "Op", "OpResult", "Account",
@@ -166,8 +167,6 @@ class StatementLine(msgspec.Struct, frozen=True):
 _CODE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 MAX_ID = 200
 MAX_REF = 200
-# Far below 2**63: sums of many amounts must still fit PostgreSQL's bigint.
-MAX_AMOUNT = 10**15
 
 
 def _err(code: str, message: str, **details) -> LedgerError:

@@ -113,6 +113,10 @@ class GameKind:
         """Check the role and the seat; return the command to apply (actor filled in)."""
         raise NotImplementedError
 
+    def seated(self, engine: Any) -> list[str]:
+        """The players holding a seat at the table (a game without seats: none)."""
+        return []
+
     def release_command(self, engine: Any, table: TableInfo, player: str) -> Any:
         """The command that frees ``player``'s seat now (he has been gone the house's time),
         or None: he holds no seat, or a round is being played (seats go between rounds)."""

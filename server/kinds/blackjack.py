@@ -232,6 +232,9 @@ class BlackjackKind(GameKind):
             raise GameError("invalid_limits", "A blackjack table has one minimum and one maximum, no 'maxima'.")
         return C.SetLimits(min_bet=minimum, max_bet=maximum, by=who.id, role=ENGINE_ROLE.get(who.role, "player"))
 
+    def seated(self, engine: BlackjackTable) -> list[str]:
+        return [p for p in engine.state.seats[1:] if p]
+
     def release_command(self, engine: BlackjackTable, table: TableInfo, player: str) -> Any:
         s: TableState = engine.state
         if player not in s.seats[1:] or s.phase in ROUND_PHASES:

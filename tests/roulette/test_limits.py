@@ -6,6 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from games.money import MAX_AMOUNT
 from games.wagers import WagerPlaced, WagerSettled
 from roulette.commands import (
     ChangeSettings, LaunchBall, NoMoreBets, OpenSpin, PlaceAnnounced, PlaceBet, RaiseLimit,
@@ -312,7 +313,7 @@ def test_an_entered_pile_plays_up_to_ten_times_the_maximum(refused):
                   "above_entry_limit")  # fmt: skip
     assert err.details == {"spot": "plein 6", "maximum": 500 * CHF, "limit": 5_000 * CHF}
     assert "5,000.00 CHF" in err.message
-    refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=2**63 - 1), "above_entry_limit")
+    refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=MAX_AMOUNT), "above_entry_limit")
     # beyond int64 it is not an amount at all (the state could no longer be saved)
     refused(t, PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 6", amount=2**70), "invalid_command")
     refused(t, PlaceBet(by=CHEF, player="floor:blue", spot="rouge", amount=2**64), "invalid_command")

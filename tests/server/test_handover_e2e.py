@@ -6,6 +6,7 @@ until their lease runs out, while /health/live still answers."""
 from __future__ import annotations
 
 import asyncio
+import socket
 
 import httpx
 import pytest
@@ -65,7 +66,7 @@ async def test_staff_changes_reach_the_owner_and_a_graceful_stop_hands_over_at_o
 
         assert await _until(plays, 5)
         status, body = await _ready(b)
-        assert status == 200 and body["elsewhere"] == {"ho-roul": body["elsewhere"]["ho-roul"]}
+        assert status == 200 and body["elsewhere"] == {"ho-roul": f"{socket.gethostname()}:{a.port}"}
         await croupier.close()
         a.stop()  # SIGTERM: a graceful stop
 

@@ -45,18 +45,23 @@ async def test_a_refused_table_leaves_nothing_behind(floor, db_url):
         await admin.close()
 
 
-async def test_register_refuses_points_and_creates_nothing(floor, db_url):
+async def test_an_account_in_points_is_refused_and_creates_nothing(floor, db_url):
     from server.client import CasinoClient
 
-    c = CasinoClient(floor.server.url)
+    c, admin = CasinoClient(floor.server.url), await floor.admin()
     try:
         with pytest.raises(HTTPError) as e:
             await c.register("pts-fan", "a-long-password", currency="PTS")
+        assert e.value.status == 422
+        with pytest.raises(HTTPError) as e:  # nor when a director or an admin opens it
+            await admin.request("POST", "/accounts", json={"user": "pts-fan", "password": "a-long-password",
+                                                           "role": "player", "currency": "PTS"})
         assert e.value.status == 422
         assert await _count(db_url, "SELECT count(*) FROM users WHERE id = 'pts-fan'") == 0
         assert await _count(db_url, "SELECT count(*) FROM ledger_accounts WHERE id LIKE 'wallet:pts-fan:%'") == 0
     finally:
         await c.close()
+        await admin.close()
 
 
 async def test_close_and_archive_returns_every_bet_and_keeps_the_history(floor):
