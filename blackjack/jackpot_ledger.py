@@ -2,7 +2,8 @@
 never imports the ledger, whose package brings in the PostgreSQL driver).
 
 * ``JackpotContributed``: ``bank(table)`` -> ``jackpot(NAME-LEVEL)``
-* ``JackpotPaid``: ``jackpot(NAME-LEVEL)`` -> ``wallet(player)``
+* ``JackpotPaid``: ``jackpot(NAME-LEVEL)`` -> the player's chips (``accounts.chips_of``: his
+  wallet, or a floor player's table floor account)
 * ``JackpotSeeded``: ``bank(table)`` -> ``jackpot(NAME-LEVEL)`` (open, reset, reset amount)
 
 So each jackpot account's balance is always the pool's meter.
@@ -30,6 +31,7 @@ def transfers(events: list[Any], currency: str) -> list[Transfer]:
                             jp, e.amount, f"jackpot_{kind}"))
         elif isinstance(e, JackpotPaid):
             jp = accounts.jackpot(f"{e.jackpot}-{e.level}", currency)
-            out.append(Transfer(f"{e.jackpot}/{e.level}/paid/{e.table}/{e.wager}", jp, accounts.wallet(e.player, currency),
+            out.append(Transfer(f"{e.jackpot}/{e.level}/paid/{e.table}/{e.wager}", jp,
+                                accounts.chips_of(e.player, e.table, currency),
                             e.amount, "jackpot_win", ref=e.wager))
     return out

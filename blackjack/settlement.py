@@ -75,7 +75,8 @@ def settle_free(w: Wager, outcome: int, dealer_bj: bool, p: Profile) -> WagerSet
 def settle_bust(w: Wager) -> WagerSettled:
     if w.kind in FREE_KINDS:
         return WagerSettled(w.id, w.player, 0, 0, 0, "bust (the house's chip)")
-    return WagerSettled(w.id, w.player, w.amount, 0, 0, "bust")
+    # Titano Art. 9: an excess over the maximum was never in play: returned on a bust too.
+    return WagerSettled(w.id, w.player, w.amount, w.excess, 0, "bust")
 
 
 # Wagers riding on a hand, settled against the dealer: kind -> function.

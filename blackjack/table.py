@@ -776,8 +776,9 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
 
     def _holder_bet(self, n: int, bets: list[Bet]) -> Bet | None:
         """Whose bet holds box ``n``: the seated player's (None if he has not bet: the box
-        is his, so it is not played), else (a free box) the highest bet; a tie goes to the
-        player seated nearest the shoe."""
+        is his, so it is not played), else (a free box) the highest bet in play (an entered
+        pile's excess over the maximum is not in play, so it takes no box from anyone); a tie
+        goes to the player seated nearest the shoe."""
         s = self.state
         seated = s.seats[n]
         if seated:
@@ -786,11 +787,14 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         def seat_of(player: str) -> int:
             return s.seats.index(player) if player in s.seats else 99
 
-        return min(bets, key=lambda b: (-b.amount, seat_of(b.player), bets.index(b)))
+        return min(bets, key=lambda b: (-(b.amount - b.excess), seat_of(b.player), bets.index(b)))
 
     def _set_limits(self, cmd: C.SetLimits) -> None:
         s = self.state
         self._staff(cmd)
+        # Titano Art. 9: limits are the Direzione's (the chef at his table too); not a croupier's.
+        if cmd.role == "croupier":
+            raise GameError("not_allowed", "Only the chef de table or the director change the limits.")
         check_limits(s.profile, cmd.min_bet, cmd.max_bet)
         s.next_limits = [cmd.min_bet, cmd.max_bet]
         nxt = s.round + 1 if s.phase in ROUND_PHASES or s.phase == "betting" else s.round

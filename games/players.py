@@ -29,5 +29,5 @@ def is_floor(player: str) -> bool:
     return (
         isinstance(player, str)
         and player.startswith(FLOOR_PREFIX)
-        and _LABEL.match(player[len(FLOOR_PREFIX):]) is not None
+        and _LABEL.fullmatch(player[len(FLOOR_PREFIX):]) is not None
     )

@@ -326,6 +326,8 @@ class RouletteTable:
     def _open_spin(self, c: C.OpenSpin) -> list[Any]:
         _need(c.by, "croupier", "open the table for bets")
         s = self.state
+        if s.phase == "suspended":  # Art. 15: the Direzione suspended it; it alone resumes play
+            _need(c.by, "director", "resume a suspended table")
         if s.phase not in ("closed", "suspended", "settled"):
             raise GameError("wrong_phase", "Bets are already open or the spin is not settled yet.")
         s.spin += 1

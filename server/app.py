@@ -72,6 +72,10 @@ class Context:
         currency_of(currency)
         tid = table_id_for(table_id, game, profile, set(self.manager.infos))
         info = TableInfo(tid, game, profile, mode, currency, name or tid, settings or {}, [])
+        unknown = sorted(set(info.settings) - set(kind.settings_keys))
+        if unknown:
+            raise GameError("invalid_settings", f"A {game} table's settings are {', '.join(kind.settings_keys)}; "
+                                                f"not {', '.join(unknown)}.")
         kind.new_engine(info)  # refuse bad settings before anything is written
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the table and its accounts, or nothing

@@ -128,6 +128,14 @@ async def _first_time(conn: Any, table: str, op_id: str) -> bool:
     return await conn.fetchval(f"SELECT id FROM {table} WHERE id = $1", op_id) is None
 
 
+async def _player(ctx: Any, user: str) -> Principal:
+    """A player's account: only players hold wallets (staff do not play, nor get credit)."""
+    who = await ctx.user(user)
+    if who.role != "player":
+        raise GameError("not_a_player", f"{who.id} is a {who.role}: only players have a wallet.")
+    return who
+
+
 class AccountsController(Controller):
     path = "/"
     tags = ["accounts"]
@@ -188,7 +196,7 @@ class AccountsController(Controller):
 
     async def _cashier(self, request: Request[Principal, Any, Any], data: CashierOp, what: str) -> Any:
         ctx = _ctx(request)
-        who = await ctx.user(data.user)
+        who = await _player(ctx, data.user)
         cur = data.currency or who.currency
         op_id = data.id or f"{what}-{secrets.token_hex(8)}"
         if what == "deposit" and who.role == "player":
@@ -207,7 +215,7 @@ class AccountsController(Controller):
           summary="Grant a credit line (Art. 16: inspector's approval)")
     async def credit(self, request: Request[Principal, Any, Any], data: CreditOp) -> Any:
         ctx = _ctx(request)
-        who = await ctx.user(data.user)
+        who = await _player(ctx, data.user)
         cur = data.currency or who.currency
         op_id = data.id or f"credit-{secrets.token_hex(8)}"
         async with ctx.pool.acquire() as conn:
@@ -240,7 +248,7 @@ class NewTable(msgspec.Struct, forbid_unknown_fields=True):
     profile: str
     mode: str = "rng"
     currency: str = ""  # "" = the house profile's currency
-    name: str = ""
+    name: Annotated[str, msgspec.Meta(max_length=100)] = ""
     id: str = ""
     settings: dict[str, Any] = {}
 
@@ -365,19 +373,24 @@ class TablesController(Controller):
     async def archive(self, request: Request[Principal, Any, Any], table_id: str, data: ArchiveOp) -> TableOut:
         ctx = _ctx(request)
         rt = ctx.manager.runtime(table_id)
-        command = rt.kind.close_command(rt.kind.load(rt.committed), request.user, data.reason or "table archived")
-        if command is not None:
-            answer = await rt.submit(request.user, f"http-close-{secrets.token_hex(8)}", command)
-            if isinstance(answer, Rejected):
-                raise GameError(answer.code, answer.message)
-        if rt.kind.open_wagers(rt.kind.load(rt.committed)):
-            raise GameError("wagers_in_play", "Bets are still in play at this table: close it between rounds.")
-        async with ctx.pool.acquire() as conn:
-            async with conn.transaction():
-                if not await store.archive_table(conn, table_id, request.user.id):
-                    raise GameError("table_archived", f"Table {table_id!r} is already archived.")
-                await audit.record(conn, request.user, "table.archive", table_id, {"reason": data.reason})
-                await store.notify_table_changed(conn, table_id)
+        rt.sealed = True  # from now on only the closing command: nobody bets or reopens meanwhile
+        try:
+            command = rt.kind.close_command(rt.kind.load(rt.committed), request.user, data.reason or "table archived")
+            if command is not None:
+                answer = await rt.submit(request.user, f"http-close-{secrets.token_hex(8)}", command, closing=True)
+                if isinstance(answer, Rejected):
+                    raise GameError(answer.code, answer.message)
+            if rt.kind.open_wagers(rt.kind.load(rt.committed)):
+                raise GameError("wagers_in_play", "Bets are still in play at this table: close it between rounds.")
+            async with ctx.pool.acquire() as conn:
+                async with conn.transaction():
+                    if not await store.archive_table(conn, table_id, request.user.id):
+                        raise GameError("table_archived", f"Table {table_id!r} is already archived.")
+                    await audit.record(conn, request.user, "table.archive", table_id, {"reason": data.reason})
+                    await store.notify_table_changed(conn, table_id)
+        except BaseException:
+            rt.sealed = False  # not archived: the table plays on
+            raise
         await ctx.manager.reload(table_id)
         return _table_out(ctx, ctx.manager.infos[table_id])
 
@@ -429,7 +442,7 @@ class RoundsController(Controller):
 
 def table_id_for(given: str, game: str, profile: str, taken: set[str]) -> str:
     if given:
-        if not _TABLE_ID.match(given):
+        if not _TABLE_ID.fullmatch(given):
             raise GameError("invalid_table_id", "A table id is 2-41 lowercase letters, digits or '-'.")
         return given
     n = 1

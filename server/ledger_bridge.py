@@ -22,16 +22,14 @@ from typing import Any, Iterable
 
 from games.ledger import accounts
 from games.ledger.model import Hold, Post, Transfer, Void
-from games.players import is_floor
 from games.wagers import WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 
 def ops_for(table_id: str, currency: str, events: Iterable[Any]) -> list[Any]:
     bank = accounts.bank(table_id, currency)
-    floor = accounts.floor(table_id, currency)
 
     def owner(player: str) -> str:
-        return floor if is_floor(player) else accounts.wallet(player, currency)
+        return accounts.chips_of(player, table_id, currency)
 
     out: list[Any] = []
     for ev in events:

@@ -42,6 +42,7 @@ STATUS_BY_CODE = {
     "table_exists": 409,
     "table_archived": 409,
     "wagers_in_play": 409,
+    "table_closing": 409,
     "id_conflict": 409,
     "table_unavailable": 503,
     "too_many_attempts": 429,

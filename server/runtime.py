@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from games.errors import GameError
+from games.ledger import accounts
 from games.wagers import WagerPlaced
 from server import jackpots, store
 from server.auth import Principal
@@ -105,6 +106,8 @@ class TableRuntime:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self.stopped = False
+        # Being closed for good (archived): no command but the closing one is taken any more.
+        self.sealed = False
         # Who follows the table from this process (sockets per player), and since when each
         # player with none has been gone: his seat is released after the house's time.
         self.present: collections.Counter[str] = collections.Counter()
@@ -113,6 +116,8 @@ class TableRuntime:
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
+        # A table opened before floor accounts existed gets its own now (idempotent).
+        await self.ctx.ledger.open_account(accounts.floor(self.info.id, self.info.currency))
         async with self.ctx.pool.acquire() as conn:
             loaded = await store.load_state(conn, self.info.id)
             if loaded is None:
@@ -165,8 +170,9 @@ class TableRuntime:
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
 
     # ---- submitting ------------------------------------------------------------------------
-    def submit(self, who: Principal, cid: str, command: Any) -> asyncio.Future:
-        """Queue a command; the future resolves to Accepted or Rejected after the commit."""
+    def submit(self, who: Principal, cid: str, command: Any, *, closing: bool = False) -> asyncio.Future:
+        """Queue a command; the future resolves to Accepted or Rejected after the commit.
+        (``closing``: the command that closes a sealed table for good.)"""
         key = (who.id, cid)
         fut = self.inflight.get(key)
         if fut is not None:
@@ -177,6 +183,9 @@ class TableRuntime:
             return fut
         if self.stopped:
             fut.set_result(Rejected(cid, "table_unavailable", "This table is not running here.", self.info.id))
+            return fut
+        if self.sealed and not closing:
+            fut.set_result(Rejected(cid, "table_closing", "This table is being closed for good.", self.info.id))
             return fut
         self.inflight[key] = fut
         fut.add_done_callback(lambda _: self.inflight.pop(key, None))

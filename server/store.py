@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import asyncpg
@@ -16,9 +17,15 @@ from server.kinds.base import Authorisation, TableInfo
 # ---- users -----------------------------------------------------------------------------
 
 
+# Lowercase ASCII only: no two names a person reads as one ("Alice" and "alice", a Cyrillic
+# "а"), and every name usable in a ledger account id (never a colon: floor players' ids have one).
+_USER_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+
 async def create_user(conn, user_id: str, password: str, role: str, currency: str = "CHF") -> Principal:
-    if not user_id or not user_id.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        raise GameError("invalid_username", "A user name is letters, digits, '-', '_' or '.'.")
+    if not isinstance(user_id, str) or not _USER_NAME.fullmatch(user_id):
+        raise GameError("invalid_username",
+                        "A user name is 1-64 lowercase letters (a-z), digits, '-', '_' or '.', starting with a letter or digit.")
     if len(password) < 8:
         raise GameError("weak_password", "A password has at least 8 characters.")
     try:

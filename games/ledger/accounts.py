@@ -14,6 +14,7 @@ from enum import StrEnum
 
 from games.errors import GameError
 from games.money import CURRENCIES
+from games.players import is_floor
 
 
 class Kind(StrEnum):
@@ -52,7 +53,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_.@#/+-]{1,64}$")
 
 
 def _name(part: str, what: str) -> str:
-    if not isinstance(part, str) or not _NAME.match(part):
+    if not isinstance(part, str) or not _NAME.fullmatch(part):
         raise GameError(
             "invalid_account",
             f"{what} {part!r} is not usable in an account name "
@@ -93,6 +94,12 @@ def floor(table: str, cur: str) -> str:
     it, so it carries their net result against the bank; like the cashier, whose chips they
     are, it may go below zero."""
     return f"floor:{_name(table, 'Table')}:{_cash(cur)}"
+
+
+def chips_of(player: str, table: str, cur: str) -> str:
+    """Whose account a player's chips at ``table`` are: an online player's wallet, or for a
+    floor player (``games.players``) the table's floor account. The one place it is decided."""
+    return floor(table, cur) if is_floor(player) else wallet(player, cur)
 
 
 def jackpot(name: str, cur: str) -> str:

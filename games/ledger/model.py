@@ -189,7 +189,7 @@ def validate(op) -> None:
     elif isinstance(op, Post) and op.amount is not None:
         _positive(op.amount, op.id)
     empty_ok = isinstance(op, Post)
-    if not isinstance(op.code, str) or not (_CODE.match(op.code) or (empty_ok and op.code == "")):
+    if not isinstance(op.code, str) or not (_CODE.fullmatch(op.code) or (empty_ok and op.code == "")):
         raise _err("invalid_code", f"Code {op.code!r} must be snake_case, at most 40 characters.", op=op.id)
     if not isinstance(op.ref, str) or len(op.ref) > MAX_REF or "\x00" in op.ref:
         raise _err("invalid_ref", f"Reference {op.ref!r} must be a string of at most {MAX_REF}.", op=op.id)

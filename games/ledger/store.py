@@ -252,6 +252,8 @@ class Ledger:
             wallet, till = accounts.wallet(user, cur), accounts.cashier(cur)
         except GameError as e:
             raise LedgerError(e.code, e.message) from None
+        if "/" in id:  # such ids name the tables' and the jackpots' own operations
+            raise LedgerError("invalid_id", f"A receipt id may not hold '/': {id!r}.", op=id)
         op = (Transfer(id, till, wallet, amount, "deposit") if kind == "deposit"
               else Transfer(id, wallet, till, amount, "cash_out"))
         validate(op)

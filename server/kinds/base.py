@@ -64,6 +64,7 @@ class GameKind:
     event_type: Any  # the engine's event union (AsyncAPI)
     state_type: Any
     profiles: tuple[str, ...] = ()
+    settings_keys: tuple[str, ...] = ()  # what a table's ``settings`` may say
 
     def __init__(self) -> None:
         self._decoder = msgspec.json.Decoder(self.command_type)

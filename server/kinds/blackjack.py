@@ -28,11 +28,16 @@ from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 # live tables (the engine refuses anything else).
 STAFF_COMMANDS = (C.Shuffle, C.Reshuffle, C.CutCardOut, C.CloseBets, C.SetLimits, C.Card, C.CloseOffers,
                   C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters, C.ReleaseSeat, C.CloseTable)
-# On an RNG table the server deals and only players play: the console may still shuffle,
-# cut for the house, close bets and offers, void, burn, expose, release seats and close.
+# On an RNG table the server deals and only players play; no card is misdealt, misdrawn or
+# turned in a shoe nobody touches (so nothing for the console to void, burn or expose after
+# seeing the cards). The console may still shuffle, cut for the house, close bets and
+# offers, change limits and close.
 RNG_ONLY_SERVER = (C.Card, C.CutCardOut, C.Sit, C.Leave, C.PlaceBet, C.WithdrawBet, C.PlaceSideBet,
                    C.WithdrawSideBet, C.Insure, C.EvenMoney, C.DeclineOffer, C.Hit, C.Stand, C.Double,
-                   C.Split, C.BehindDouble, C.BehindSplit, C.PassCut)
+                   C.Split, C.BehindDouble, C.BehindSplit, C.PassCut, C.VoidRound, C.BurnCard, C.ExposeCard)
+# The server's own: the pool's meters, and freeing the seat of a player gone for the house's
+# time (no console may cancel a connected player's bets by freeing his seat).
+SERVER_ONLY = (C.JackpotMeters, C.ReleaseSeat)
 ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director"}
 
 _rng = SystemRng()
@@ -76,6 +81,7 @@ class BlackjackKind(GameKind):
     event_type = E.Event | ShoeRevealed | J.RoundEntered | J.JackpotContributed | J.JackpotSeeded | J.JackpotWon | J.JackpotPaid
     state_type = TableState
     profiles = tuple(BUILTIN)
+    settings_keys = ("min_bet", "max_bet")
 
     def default_currency(self, profile: str) -> str:
         return load_profile(profile).currency
@@ -118,9 +124,8 @@ class BlackjackKind(GameKind):
                 raise GameError("cut_point_missing", "Say where you cut (at), or pass the cut.")
             return command
         staff_check(who, table)
-        if isinstance(command, C.JackpotMeters) and who.role != "system":
-            # The meters come from the linked pool only: no console may show players other figures.
-            raise GameError("forbidden", "The jackpot meters are the pool's, relayed by the server.")
+        if isinstance(command, SERVER_ONLY) and who.role != "system":
+            raise GameError("forbidden", "Only the server does that (the pool's meters; a gone player's seat).")
         if isinstance(command, C.CloseTable):  # never the client's word: the recorded authorisation, if any
             director = table.authorised_by(who.id, "close") if who.role == "chef" else ""
             return msgspec.structs.replace(command, authorised_by=director)

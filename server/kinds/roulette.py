@@ -23,9 +23,9 @@ from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 # floor players at a live table (the engine refuses anything else). The rest is the console's.
 CHIP_COMMANDS = (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.WithdrawBet, C.ChoosePartage,
                  C.SetPartagePreference, C.MovePrisoner)
-# On an RNG table the server runs the wheel and only players stake; the console may still
-# open, suspend, close.
-RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result, *CHIP_COMMANDS, C.MarkUnclaimed)
+# On an RNG table the server runs the wheel and only players stake (no ball to void, no
+# chips left on a felt); the console may still open, suspend, close.
+RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result, C.VoidSpin, *CHIP_COMMANDS, C.MarkUnclaimed)
 # Art. 15: what a chef may do only on a director's recorded authorisation.
 AUTHORISED = {C.Suspend: "suspend", C.CloseTable: "close"}
 ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director",
@@ -41,6 +41,7 @@ class RouletteKind(GameKind):
     event_type = E.Event
     state_type = RouletteState
     profiles = ("campione",)
+    settings_keys = ("minimum", "doubled_plein", "prison_on_zero")
 
     def new_engine(self, table: TableInfo) -> RouletteTable:
         s = table.settings

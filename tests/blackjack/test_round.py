@@ -317,7 +317,8 @@ def test_places_behind_and_maxima_per_profile(table):
 
 def test_limits_change_from_the_next_round(table):
     h = table("campione", "")
-    refused(h, C.SetLimits(**CROUPIER, min_bet=1000, max_bet=20000), "bad_limits")  # 1:10
+    refused(h, C.SetLimits(by="chef", role="chef", min_bet=1000, max_bet=20000), "bad_limits")  # 1:10
+    refused(h, C.SetLimits(**CROUPIER, min_bet=2000, max_bet=20000), "not_allowed")  # the Direzione's
     refused(h, C.SetLimits(by="p1", min_bet=2000, max_bet=20000), "staff_only")
     two_boxes(h)
     h.do(C.SetLimits(by="chef", role="chef", min_bet=2000, max_bet=20000))

@@ -411,8 +411,8 @@ def test_an_entered_pile_keeps_the_art_9_excess_only_up_to_ten_maxima(table):
     assert [(b.amount, b.excess) for b in h.s.bets] == [(100000, 90000)]
     assert encode_state(h.s)
     lu = table("lugano", "")
-    lu.refused(C.SetLimits(**CROUPIER, min_bet=1000, max_bet=MAX_TABLE_BET + 1), "bad_limits")
-    lu.do(C.SetLimits(**CROUPIER, min_bet=1000, max_bet=MAX_TABLE_BET))
+    lu.refused(C.SetLimits(by="h1", role="chef", min_bet=1000, max_bet=MAX_TABLE_BET + 1), "bad_limits")
+    lu.do(C.SetLimits(by="h1", role="chef", min_bet=1000, max_bet=MAX_TABLE_BET))
     # Ten maxima on each of eight split hands, doubled and paid 3:2, still fit in int64.
     assert 10 * MAX_TABLE_BET * 8 * 2 * 5 // 2 <= MAX_AMOUNT
 
@@ -591,3 +591,31 @@ def test_no_staff_or_system_command_moves_an_online_players_money(table, state, 
                 assert role == "system" and e.choice in ("no double", "first"), (cmd, e)
             if type(e).__name__ == "WagerSettled" and e.player == "bob":
                 assert e.reason != "even money", (cmd, e)
+
+
+def test_an_entered_piles_excess_takes_no_box_from_an_online_player(table):
+    """A croupier's floor pile over the maximum holds only what is in play: it cannot outbid
+    bob for a free box with chips that never play, then decide for bob's stake."""
+    h = table("lugano", live=True, max_bet=10000)
+    h.bet("bob", 6, 10000)
+    h.do(C.PlaceBet(**CROUPIER, box=6, amount=10001, player="floor:ghost"))
+    h.close()
+    [box] = h.s.boxes
+    assert box.holder == "bob"
+    for c, b in (("9H", 6), ("5D", 0), ("TH", 6)):
+        card(h, c, b)
+    h.refused(C.Hit(**CROUPIER, box=6), "floor_only")
+
+
+def test_a_bust_returns_the_excess_over_the_maximum_like_any_loss(table):
+    """Titano Art. 9 (Lugano too): the excess was never in play; a bust loses the maximum,
+    not the pile."""
+    h = table("lugano", live=True, max_bet=10000)
+    h.do(C.PlaceBet(**CROUPIER, box=1, amount=15000, player="floor:ann"))
+    h.close()
+    for c, b in (("TH", 1), ("5D", 0), ("6H", 1)):
+        card(h, c, b)
+    h.do(C.Hit(**CROUPIER, box=1))
+    card(h, "9C", 1)  # 25: bust
+    [bust] = [e for e in h.settled().values() if e.reason == "bust"]
+    assert (bust.stake, bust.returned, bust.won) == (15000, 5000, 0)

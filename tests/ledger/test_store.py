@@ -326,3 +326,10 @@ async def test_a_floor_account_carries_its_players_net_result_below_zero(ledger,
     await ledger.apply([Transfer("fw", BANK, floor, 7000, "win", "r1/w3")])
     assert (await ledger.balance(floor)).posted == 4000
     assert await ledger.check() == []
+
+
+async def test_a_receipt_can_never_take_a_tables_operation_id(ledger, table):
+    """The tables' and jackpots' operation ids hold '/' (``<table>/<wager>/hold``): a receipt
+    id may not, or a cashier could take an id a table needs and freeze its bets."""
+    await refused(ledger, "invalid_id", ledger.deposit("anna", "CHF", 100, "r1/s2-w7/void"))
+    await refused(ledger, "invalid_id", ledger.cash_out("anna", "CHF", 100, "r1/s2-w8/hold"))

@@ -210,3 +210,13 @@ def test_events_stored_before_the_authorisation_still_decode():
     assert msgspec.json.decode(old, type=list[E.Event]) == [
         E.TableSuspended(3, "x", "h1", ""), E.TableClosed(3, "", "h1", "")
     ]
+
+
+def test_only_the_director_resumes_a_suspended_table(refused):
+    """Art. 15: the Direzione suspends the game; a croupier or chef may not lift it."""
+    t = RouletteTable("t1")
+    t.handle(OpenSpin(by=CROUPIER))
+    t.handle(Suspend(by=DIRECTOR, reason="inspection"))
+    refused(t, OpenSpin(by=CROUPIER), "not_allowed")
+    refused(t, OpenSpin(by=CHEF), "not_allowed")
+    assert [type(e).__name__ for e in t.handle(OpenSpin(by=DIRECTOR))] == ["SpinOpened"]

@@ -97,3 +97,50 @@ async def test_a_player_who_left_loses_his_seat_between_rounds(floor):
     finally:
         for c in (dora, eve):
             await c.close()
+
+
+async def test_the_cashier_serves_players_only_and_never_takes_a_tables_ids(floor):
+    """Only players hold wallets: no chips nor credit for staff (the inspector cannot grant
+    himself a credit line); and a receipt id may not be one a table will need."""
+    from server.client import HTTPError
+
+    await floor.account("fl-gus", chips=1_000)
+    inspector = await floor.account("fl-inspector", "inspector")
+    cashier = await floor.cashier()
+    try:
+        for client, path, body, code in [
+            (cashier, "/cashier/deposit", {"user": "fl-inspector", "amount": 500}, "not_a_player"),
+            (cashier, "/cashier/cash-out", {"user": "fl-inspector", "amount": 500}, "not_a_player"),
+            (inspector, "/credit", {"user": "fl-inspector", "limit": 100_000}, "not_a_player"),
+            (cashier, "/cashier/deposit", {"user": "fl-gus", "amount": 1, "id": "fl-roul/s2-w7/void"}, "invalid_id"),
+        ]:
+            with pytest.raises(HTTPError) as e:
+                await client.request("POST", path, json=body)
+            assert (e.value.status, e.value.code) == (422, code), body
+    finally:
+        await inspector.close()
+        await cashier.close()
+
+
+async def test_names_a_person_could_confuse_are_refused(floor):
+    from server.client import CasinoClient, HTTPError
+
+    c, admin = CasinoClient(floor.server.url), await floor.admin()
+    try:
+        for name in ("Alice", "ａlice", "floorːblue", "é", "x" * 70, "bob\n"):
+            with pytest.raises(HTTPError) as e:
+                await c.register(name, "a-long-password")
+            assert e.value.code in ("invalid_username", "invalid_text"), name
+        with pytest.raises(HTTPError) as e:
+            await admin.request("POST", "/tables", json={"game": "roulette", "profile": "campione", "id": "nl1\n"})
+        assert e.value.code in ("invalid_table_id", "invalid_text")
+        with pytest.raises(HTTPError) as e:
+            await admin.request("POST", "/tables", json={"game": "roulette", "profile": "campione", "name": "x" * 101})
+        assert e.value.status == 400
+        with pytest.raises(HTTPError) as e:
+            await admin.request("POST", "/tables", json={"game": "roulette", "profile": "campione",
+                                                         "settings": {"anything": {"nested": [1]}}})
+        assert e.value.code == "invalid_settings"
+    finally:
+        await c.close()
+        await admin.close()

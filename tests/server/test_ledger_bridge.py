@@ -27,3 +27,14 @@ def test_a_refund_gives_back_what_the_bank_kept_once():
     replay after a crash pays nothing twice)."""
     [op] = ops_for("t1", "EUR", [WagerRefunded("w3", "ann", 2_000, "the shoe ran short")])
     assert op == Transfer("t1/w3/refund", "bank:t1:EUR", "wallet:ann:EUR", 2_000, "refund", ref="t1/w3")
+
+
+def test_a_floor_players_jackpot_is_paid_to_the_tables_floor_account():
+    """The linked pool pays its winner where his chips are: a floor player has no wallet."""
+    from blackjack.jackpot import JackpotPaid
+    from blackjack.jackpot_ledger import transfers
+
+    paid = JackpotPaid(jackpot="b7", level="minor", table="t1", round=4, player="floor:blue", wager="w9",
+                       amount=500_000)
+    [op] = transfers([paid], "CHF")
+    assert (op.debit, op.credit, op.amount) == ("jackpot:b7-minor:CHF", "floor:t1:CHF", 500_000)

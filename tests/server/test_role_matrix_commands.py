@@ -164,7 +164,8 @@ ROULETTE = {
     "refuse_late": Spec("launched", "console", lambda e, t, m: {"late": _late(e)}, min_role="chef"),
     "no_more_bets": Spec("launched", "console", lambda e, t, m: {}, rng=False),
     "result": Spec("no_more_bets", "console", lambda e, t, m: {"number": 17, "source": "croupier"}, rng=False),
-    "void_spin": Spec("launched", "console", lambda e, t, m: {"reason": "the ball jumped out"}, min_role="chef"),
+    "void_spin": Spec("launched", "console", lambda e, t, m: {"reason": "the ball jumped out"}, min_role="chef",
+                      rng=False),
     "last_spin": Spec("open", "console", lambda e, t, m: {}),
     "suspend": Spec("open", "console", lambda e, t, m: {"reason": "fire drill"}, min_role="director"),
     "close_table": Spec("open", "console", lambda e, t, m: {"reason": "closing time"}, min_role="director"),
@@ -281,7 +282,7 @@ BLACKJACK = {
     "cut_card_out": Spec("play", "console", lambda e, t, m: {}, rng=False),
     "sit": Spec("unseated", "player", lambda e, t, m: {"box": 5}),
     "leave": Spec("betting", "player", lambda e, t, m: {}),
-    "release_seat": Spec("betting", "console", lambda e, t, m: {"box": 1, "reason": "gone"}),
+    "release_seat": Spec("betting", "nobody", lambda e, t, m: {"box": 1, "reason": "gone"}),  # the server's
     "place_bet": Spec("betting", "chip", lambda e, t, m: {"box": 6, "amount": 1_000, **_player(t)}, targets=True),
     "withdraw_bet": Spec("betting", "chip", lambda e, t, m: {"box": BOX[t], **_player(t)}, targets=True),
     "place_side_bet": Spec("betting", "chip", lambda e, t, m: {"box": BOX[t], "bet": "21+3", "amount": 500,
@@ -290,7 +291,8 @@ BLACKJACK = {
                                                                   **_player(t)}, targets=True),
     "jackpot_meters": Spec("betting", "nobody", lambda e, t, m: {"minor": 1, "major": 2}),
     "close_bets": Spec("betting", "console", lambda e, t, m: {}),
-    "set_limits": Spec("betting", "console", lambda e, t, m: {"min_bet": 1_000, "max_bet": 20_000}),
+    "set_limits": Spec("betting", "console", lambda e, t, m: {"min_bet": 1_000, "max_bet": 20_000},
+                       min_role="chef"),
     "close_table": Spec("betting", "console", lambda e, t, m: {"reason": "closing time"}, min_role="director"),
     "card": Spec("dealing", "console", lambda e, t, m: {"card": 7, "box": 1}, rng=False),
     "insure": Spec("offers", "chip", lambda e, t, m: {"box": BOX[t], "amount": 500, **_player(t)}, targets=True),
@@ -305,10 +307,11 @@ BLACKJACK = {
                           targets=True),
     "behind_split": Spec("behind_split", "chip", lambda e, t, m: {"box": 1, "choice": "both", **_player(t)},
                          targets=True),
-    "void_round": Spec("play", "console", lambda e, t, m: {"reason": "misdeal"}),
-    "burn_card": Spec("play", "console", lambda e, t, m: {"card": 5} if m == "live" else {}),
+    "void_round": Spec("play", "console", lambda e, t, m: {"reason": "misdeal"}, rng=False),
+    "burn_card": Spec("play", "console", lambda e, t, m: {"card": 5} if m == "live" else {}, rng=False),
     # Lugano burns a misdrawn card: exposing one is refused by the house's rule, not the role.
-    "expose_card": Spec("play", "console", lambda e, t, m: {"card": 5} if m == "live" else {}, legal=False),
+    "expose_card": Spec("play", "console", lambda e, t, m: {"card": 5} if m == "live" else {}, rng=False,
+                        legal=False),
 }
 
 

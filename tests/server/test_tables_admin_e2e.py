@@ -142,3 +142,41 @@ async def test_a_chef_suspends_only_with_the_directors_recorded_authorisation(fl
     finally:
         for c in (chef, director, kim):
             await c.close()
+
+
+async def test_archiving_while_people_bet_and_reopen_leaves_nothing_held(floor):
+    """The audit's race: a director reopening the wheel and a player betting while the table
+    is archived. Sealed first, the table takes nothing but its closing command: every bet
+    that got in is returned, none is left held."""
+    import asyncio
+
+    director = await floor.account("ar2-director", "director")
+    mia = await floor.account("ar2-mia", chips=100_000)
+    await floor.table("roulette", "campione", "race-roul")
+    try:
+        for c in (director, mia):
+            await c.connect()
+            await c.subscribe("race-roul")
+        await director.play("race-roul", {"type": "open_spin"})
+        stop = asyncio.Event()
+
+        async def keep_at_it(client, command):
+            while not stop.is_set():
+                try:
+                    await client.play("race-roul", command)
+                except (Rejected, ConnectionError):
+                    pass
+                await asyncio.sleep(0)
+
+        spam = [asyncio.ensure_future(keep_at_it(mia, {"type": "place_bet", "spot": "rouge", "amount": 500})),
+                asyncio.ensure_future(keep_at_it(director, {"type": "open_spin"}))]
+        await asyncio.sleep(0.3)
+        await director.request("POST", "/tables/race-roul/archive", json={"reason": "race"})
+        stop.set()
+        await asyncio.gather(*spam)
+        bal = await mia.balance()
+        assert (bal["pending"], bal["available"]) == (0, 100_000)
+        assert await floor.ledger_problems() == []
+    finally:
+        for c in (director, mia):
+            await c.close()
