@@ -603,17 +603,17 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
         player = s.seats[cmd.box]
         if not player:
             raise GameError("seat_empty", f"Nobody sits at box {cmd.box}.")
-        self._return_bets(lambda pl: pl == player, "seat released")
+        self._return_bets(lambda b: b.player == player, "seat released")
         s.seats[cmd.box] = ""
         self._ev.append(E.SeatReleased(player=player, box=cmd.box, reason=cmd.reason))
 
-    def _return_bets(self, whose: Any, reason: str) -> None:
-        """Return the open bets (and their side bets) of every player ``whose`` accepts."""
+    def _return_bets(self, which: Any, reason: str) -> None:
+        """Return the open bets and side bets ``which`` accepts (each has a box and a player)."""
         s = self.state
-        for b in [b for b in s.bets if whose(b.player)]:
+        for b in [b for b in s.bets if which(b)]:
             s.bets.remove(b)
             self._ev.append(WagerVoided(b.wager, b.player, b.amount, reason))
-        for sb in [x for x in s.side_bets if whose(x.player)]:
+        for sb in [x for x in s.side_bets if which(x)]:
             s.side_bets.remove(sb)
             self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, reason))
 
@@ -632,7 +632,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
             raise GameError("table_closed", "The table is already closed.")
         if s.phase in ROUND_PHASES:
             raise GameError("round_in_play", "A table is closed between rounds only.")
-        self._return_bets(lambda pl: True, "table closed")
+        self._return_bets(lambda b: True, "table closed")
         for n, pl in enumerate(s.seats):
             if pl:
                 s.seats[n] = ""
@@ -738,12 +738,7 @@ class BlackjackTable(ShoeCommands, SideBetCommands):
                 raise GameError("one_box_each", "The table is crowded: one box each.")
 
         if unplayed:
-            for b in [b for b in s.bets if b.box in unplayed]:
-                s.bets.remove(b)
-                self._ev.append(WagerVoided(b.wager, b.player, b.amount, "the box was not played"))
-            for sb in [x for x in s.side_bets if x.box in unplayed]:
-                s.side_bets.remove(sb)
-                self._ev.append(WagerVoided(sb.wager, sb.player, sb.amount, "the box was not played"))
+            self._return_bets(lambda b: b.box in unplayed, "the box was not played")
             if not by_box:
                 return  # nothing left to deal: betting stays open
         if p.button:

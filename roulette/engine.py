@@ -282,9 +282,8 @@ class RouletteTable:
 
     def _request(self, by: Actor, player: str, stakes: list[Stake], lead: list[Any]) -> list[Any]:
         """Place now while bets are open; after the launch, wait for the chef (Art. 9),
-        at a live table only: an RNG table has no chef to accept a late bet."""
-        if not isinstance(player, str) or not player:
-            raise GameError("unknown_player", "Name the player the bet is for.")
+        at a live table only: an RNG table has no chef to accept a late bet. (A missing player:
+        ``_precise``, before any handler.)"""
         self._acting_for(by, player, "You can only place bets for yourself.")
         self._bet_phase()
         if self.state.phase == "launched" and not self.state.settings.live:
@@ -426,12 +425,8 @@ class RouletteTable:
         s = self.state
         if s.phase != "no_more_bets":
             raise GameError("wrong_phase", "The result is entered after rien ne va plus.")
-        if type(c.number) is not int or not 0 <= c.number <= 36:
+        if not 0 <= c.number <= 36:  # (its type: _precise, before any handler)
             raise GameError("number_out_of_range", f"{c.number!r} is not a number of this wheel (0-36).")
-        if c.turns is not None and (type(c.turns) is not int or c.turns < 0):
-            raise GameError("invalid_wheel_data", "Ball turns must be a whole number >= 0.")
-        if c.ball_direction not in (None, "opposite", "same"):
-            raise GameError("invalid_wheel_data", "Ball direction is 'opposite' or 'same'.")
         if c.turns is not None and c.turns < 3:
             return self._void(f"the ball made {c.turns} turns, fewer than three (Art. 10)")
         if c.ball_direction == "same":
@@ -547,11 +542,7 @@ class RouletteTable:
         return [E.PrisonerMoved(b.wager, b.player, b.spot, target.name)]
 
     def _set_partage(self, c: C.SetPartagePreference) -> list[Any]:
-        if not isinstance(c.player, str) or not c.player:
-            raise GameError("unknown_player", "Name the player whose preference this is.")
         self._acting_for(c.by, c.player, "You can only set your own preference.")
-        if type(c.partage) is not bool:
-            raise GameError("invalid_preference", "Partage is on or off.")
         players = set(self.state.partage_players)
         players.add(c.player) if c.partage else players.discard(c.player)
         self.state.partage_players = sorted(players)
@@ -708,7 +699,7 @@ def _direzione(by: Actor, authorised_by: str, what: str) -> str:
 def _precise(command: Any) -> None:
     """The engine's own codes for malformed values it has always named precisely (a
     fractional amount, a number off the wheel, no player); ``validated`` answers the rest
-    with ``invalid_command``."""
+    with ``invalid_command``. The one place these are checked: it runs before any handler."""
     if isinstance(command, C.PlaceBet):
         _check_amount(command.amount)
     elif isinstance(command, C.PlaceAnnounced):

@@ -121,14 +121,21 @@ def test_staff_withdraw_and_side_bets_only_for_floor_players(table):
     rng.refused(C.WithdrawBet(**CROUPIER, box=1, player="ann"), "players_only")
 
 
-def test_even_money_and_a_behind_split_for_floor_players(table):
-    # floor:ann holds box 1 with a blackjack against the ace; bob (online) is behind her.
+def _floor_box_with_bob_behind(table, amount, cards):
+    """floor:ann holds box 1 on a live Lugano table, bob (online) bets behind her; ``cards``
+    are her first card, the dealer's up card and her second."""
     h = table("lugano", live=True)
-    h.do(C.PlaceBet(**CROUPIER, box=1, amount=2000, player="floor:ann"))
+    h.do(C.PlaceBet(**CROUPIER, box=1, amount=amount, player="floor:ann"))
     h.bet("bob", 1)
     h.close()
-    for c, box in (("AS", 1), ("AH", 0), ("KS", 1)):
+    for c, box in zip(cards, (1, 0, 1)):
         card(h, c, box)
+    return h
+
+
+def test_even_money_and_a_behind_split_for_floor_players(table):
+    # floor:ann holds box 1 with a blackjack against the ace; bob (online) is behind her.
+    h = _floor_box_with_bob_behind(table, 2000, ("AS", "AH", "KS"))
     assert h.s.offers == ["floor:ann@1", "bob@1"]
     h.refused(C.EvenMoney(**CROUPIER, box=1, player="bob"), "floor_only")
     h.do(C.EvenMoney(**CROUPIER, box=1, player="floor:ann"))
@@ -540,12 +547,7 @@ def _play(table):
 
 def _behind(table):
     # floor:ann holds box 1 and doubles; bob, behind her, is asked.
-    h = table("lugano", live=True)
-    h.do(C.PlaceBet(**CROUPIER, box=1, amount=1000, player="floor:ann"))
-    h.bet("bob", 1)
-    h.close()
-    for c, box in (("5H", 1), ("9D", 0), ("6H", 1)):
-        card(h, c, box)
+    h = _floor_box_with_bob_behind(table, 1000, ("5H", "9D", "6H"))
     h.do(C.Double(**CROUPIER, box=1))
     assert h.s.behind == ["bob"]
     return h
