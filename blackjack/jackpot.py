@@ -17,7 +17,7 @@ Two parts, both pure:
   other wins the reset (seed) amount, whatever order their reports arrive in. Winners of
   one jackpot in one round share it equally, each share rounded up to CHF 1.
 
-Money: the pool's events map to ledger transfers (``jackpot_ledger.transfers``, for the
+Money: the pool's events map to ledger transfers (``server.money.jackpot_transfers``, for the
 server; the engine never imports the ledger): a contribution moves
 ``bank(table) -> jackpot(level)``, a hit ``jackpot(level) -> wallet(player)``, a (re)seed
 ``bank(table) -> jackpot(level)``. So each jackpot account's balance is always its meter.

@@ -9,6 +9,8 @@ Life of a wager (one pile of chips with one owner on one spot):
 * ``WagerVoided``   the whole stake goes back (void spin/round, table closed).
 * ``WagerRefunded`` a wager already settled as lost comes back because its round was
   annulled (blackjack, Titano Art. 7): ``amount`` goes from the bank back to the owner.
+* ``ChipsUnclaimed`` chips an absent floor player left (bets on the felt, or wins not
+  collected) go from his chips to the table's unclaimed register (roulette Art. 19).
 
 A wager id is unique within its table for ever (e.g. ``"s41:p7:plein-17"``).
 Adding to a stake (a blackjack double) is a new wager with its own id.
@@ -16,6 +18,8 @@ Amounts are ints in the table currency's minor unit.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import msgspec
 
@@ -54,4 +58,15 @@ class WagerRefunded(msgspec.Struct, frozen=True, tag="wager_refunded"):
     reason: str = ""
 
 
-WagerEvent = WagerPlaced | WagerSettled | WagerVoided | WagerRefunded
+class ChipsUnclaimed(msgspec.Struct, frozen=True, tag="unclaimed_recorded"):
+    """Chips a player left behind, recorded by staff for the table's unclaimed register:
+    ``left="bets"`` (abandoned on the layout; their wagers were voided just before) or
+    ``"wins"`` (paid but not collected). ``round`` is the game's round number (a roulette
+    spin); ``wagers`` the abandoned wagers, for the register's reference."""
+
+    player: str
+    round: int
+    left: Literal["bets", "wins"]
+    amount: int
+    wagers: list[str]
+    by: str

@@ -24,7 +24,7 @@ from games.errors import GameError
 from games.money import currency
 from games.players import FLOOR_PREFIX, is_floor
 from games.validation import ENTERED_MAX_FACTOR, validated
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
 
 from . import commands as C
 from . import events as E
@@ -658,7 +658,7 @@ class RouletteTable:
             if not amount:
                 raise GameError("nothing_unclaimed", f"{c.player} has no winnings from the last spin.")
             del s.last_paid[c.player]
-            return [E.UnclaimedRecorded(c.player, s.spin, "wins", amount, [], c.by.id)]
+            return [ChipsUnclaimed(c.player, s.spin, "wins", amount, [], c.by.id)]
         if s.phase == "open":
             bets = [b for b in s.bets if b.player == c.player and not b.prison]
             if not bets:
@@ -667,7 +667,7 @@ class RouletteTable:
             s.placed.pop(c.player, None)
             out: list[Any] = [WagerVoided(b.wager, b.player, b.amount, "abandoned") for b in bets]
             out.append(
-                E.UnclaimedRecorded(
+                ChipsUnclaimed(
                     c.player, s.spin, "bets", sum(b.amount for b in bets), [b.wager for b in bets], c.by.id
                 )
             )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
 
 from .limits import TableSettings
 from .state import Bet, Stake
@@ -181,16 +181,6 @@ class SocietaRegistered(_Ev, tag="societa_registered"):
     by: str
 
 
-class UnclaimedRecorded(_Ev, tag="unclaimed_recorded"):
-    """Art. 19: for the table's unclaimed register."""
-
-    player: str
-    spin: int
-    kind: str  # "bets" (abandoned on the layout) or "wins" (not collected)
-    amount: int
-    wagers: list[str]
-    by: str
-
 
 Event = (
     WagerPlaced | WagerSettled | WagerVoided | SpinOpened | AnnouncedBetPlaced
@@ -198,5 +188,5 @@ Event = (
     | BallLaunched | BetsClosed | SpinVoided | SpinResult | WagerImprisoned | PrisonerStays
     | SpinSettled | PrisonerMoved | PartagePreferenceSet | LastSpinAnnounced
     | TableSuspended | TableClosed | SettingsAnnounced | LimitRaised | SocietaRegistered
-    | UnclaimedRecorded
+    | ChipsUnclaimed
 )  # fmt: skip

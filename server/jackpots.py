@@ -3,7 +3,7 @@
 A table emits ``JackpotRoundStarted`` (the deal began) and ``JackpotRoundReport`` (stakes
 and hits after the deal); here they become the pool engine's ``Enter`` / ``Report``, in the
 table's own commit transaction with the pool row locked, and the pool's money events
-become ledger transfers (``blackjack.jackpot_ledger``) in that same transaction. The
+become ledger transfers (``server.money.jackpot_transfers``) in that same transaction. The
 pool's events join the table's event stream (players see their jackpot paid), and its new
 meters are relayed to every linked table running here as a ``jackpot_meters`` command.
 """
@@ -15,18 +15,13 @@ from typing import Any
 
 import msgspec
 
+from blackjack import jackpot as J
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
+from server.money import jackpot_transfers
 
 log = logging.getLogger("casino.jackpots")
-
-
-def _pool_module():
-    from blackjack import jackpot as J
-    from blackjack import jackpot_ledger
-
-    return J, jackpot_ledger
 
 
 def config_of(engine: Any) -> Any:
@@ -43,7 +38,6 @@ async def _open_accounts(ctx: Any, conn: Any, name: str, currency: str) -> None:
 
 async def _load(ctx: Any, conn: Any, cfg: Any, table: str) -> tuple[Any, list[Any]]:
     """The pool, locked for this transaction; opened (seeded by ``table``'s bank) if new."""
-    J, _ = _pool_module()
     row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
     if row is not None:
         return J.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=J.PoolState)), []
@@ -63,7 +57,6 @@ async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any
     cfg = config_of(engine)
     if cfg is None:
         return []
-    J, jackpot_ledger = _pool_module()
     commands = []
     for ev in events:
         if isinstance(ev, J.JackpotRoundStarted):
@@ -80,7 +73,7 @@ async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any
             log.error("jackpot %s: %s refused: %s", cfg.jackpot, type(command).__name__, exc.message)
     await conn.execute("UPDATE jackpot_pools SET state = $2, updated_at = now() WHERE name = $1",
                        cfg.jackpot, msgspec.json.encode(pool.state))
-    ops = jackpot_ledger.transfers(out, cfg.currency)
+    ops = jackpot_transfers(out, cfg.currency)
     if ops:
         await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
         await ctx.ledger.apply(ops, conn=conn)
@@ -92,11 +85,10 @@ async def ensure_open(ctx: Any, table: str, engine: Any) -> Any:
     cfg = config_of(engine)
     if cfg is None:
         return None
-    J, jackpot_ledger = _pool_module()
     async with ctx.pool.acquire() as conn:
         async with conn.transaction():
             pool, events = await _load(ctx, conn, cfg, table)
-            ops = jackpot_ledger.transfers(events, cfg.currency)
+            ops = jackpot_transfers(events, cfg.currency)
             if ops:
                 await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
                 await ctx.ledger.apply(ops, conn=conn)
@@ -107,5 +99,4 @@ async def ensure_open(ctx: Any, table: str, engine: Any) -> Any:
 
 
 def meters_changes(events: list[Any]) -> list[Any]:
-    J, _ = _pool_module()
     return [ev for ev in events if isinstance(ev, J.MetersChanged)]

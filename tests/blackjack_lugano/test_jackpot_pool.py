@@ -21,7 +21,7 @@ from blackjack.jackpot import (
     PoolState,
     Report,
 )
-from blackjack.jackpot_ledger import transfers
+from server.money import jackpot_transfers as transfers
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.model import MemoryLedger

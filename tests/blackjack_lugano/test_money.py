@@ -1,6 +1,6 @@
 """Property: under random play at two linked Free Bet tables with every side bet, money is
 conserved including the jackpot pools. Every event goes through the server's mapping
-(``server.ledger_bridge.ops_for``) and the pool's (``jackpot_ledger.transfers``) into the
+(``server.money.ops_for``) and the pool's (``server.money.jackpot_transfers``) into the
 in-memory reference ledger: every currency sums to zero, nothing is overdrawn, no hold
 is left pending between rounds, each jackpot account holds exactly its meter, every
 wager is closed exactly once, and a refused command changes nothing."""
@@ -21,13 +21,13 @@ from blackjack.jackpot import (
 )
 from blackjack.rig import rigged_shoe
 from blackjack.table import BlackjackTable, decode_state, encode_state
-from blackjack.jackpot_ledger import transfers
+from server.money import jackpot_transfers as transfers
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.model import MemoryLedger, Transfer
 from games.rng import SeededRng, shuffled
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
-from server.ledger_bridge import ops_for
+from server.money import ops_for
 
 from .conftest import free_bet_profile
 

@@ -1,6 +1,6 @@
 """The engine's Lugano modules stay pure: importing them (and the table) loads neither the
-ledger's PostgreSQL driver nor an event loop or sockets; only ``jackpot_ledger`` (the
-server's mapping) touches the ledger package."""
+ledger nor its PostgreSQL driver, nor an event loop or sockets (their money becomes ledger
+operations in the server, ``server.money``)."""
 
 import subprocess
 import sys

@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
 from roulette import events as E
 from roulette.commands import (
     ChoosePartage, CloseTable, LaunchBall, MarkUnclaimed, MovePrisoner, NoMoreBets, OpenSpin,
@@ -117,7 +117,7 @@ def test_staff_enter_a_floor_players_chips_and_he_is_paid_on_the_felt():
     events = t.handle(Result(by=CROUPIER, number=17))
     assert WagerSettled(placed.wager, "floor:blue", 500, 500, 35 * 500, "won") in events
     assert t.handle(MarkUnclaimed(by=CHEF, player="floor:blue")) == [
-        E.UnclaimedRecorded("floor:blue", 1, "wins", 500 + 35 * 500, [], "h1")
+        ChipsUnclaimed("floor:blue", 1, "wins", 500 + 35 * 500, [], "h1")
     ]
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
 from roulette.commands import (
     AcceptLate, CloseTable, LastSpin, LaunchBall, MarkUnclaimed, NoMoreBets, OpenSpin,
     PlaceAnnounced, PlaceBet, RaiseLimit, RefuseLate, Result, SameAgain, Suspend, VoidSpin,
@@ -326,7 +326,7 @@ def test_unclaimed_wins_and_abandoned_bets(refused):
     t.handle(Result(by=CROUPIER, number=17))  # floor:ann wins 35x on plein 17; floor:bob loses
     refused(t, MarkUnclaimed(by=CHEF, player="floor:bob"), "nothing_unclaimed")
     assert t.handle(MarkUnclaimed(by=CHEF, player="floor:ann")) == [
-        E.UnclaimedRecorded("floor:ann", 1, "wins", 36000, [], "h1")
+        ChipsUnclaimed("floor:ann", 1, "wins", 36000, [], "h1")
     ]
     refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "nothing_unclaimed")
     t.handle(OPEN)
@@ -334,7 +334,7 @@ def test_unclaimed_wins_and_abandoned_bets(refused):
     w = t.state.bets[0].wager
     events = t.handle(MarkUnclaimed(by=CHEF, player="floor:ann"))
     assert events == [
-        WagerVoided(w, "floor:ann", 1000, "abandoned"), E.UnclaimedRecorded("floor:ann", 2, "bets", 1000, [w], "h1")
+        WagerVoided(w, "floor:ann", 1000, "abandoned"), ChipsUnclaimed("floor:ann", 2, "bets", 1000, [w], "h1")
     ]
     assert t.state.bets == []
     t.handle(LAUNCH)
@@ -347,7 +347,7 @@ def test_wins_of_la_derniere_can_still_be_recorded_unclaimed(refused):
     t.handle(LAUNCH), t.handle(RNVP), t.handle(Result(by=CROUPIER, number=17))
     assert t.state.phase == "closed"
     assert t.handle(MarkUnclaimed(by=CHEF, player="floor:ann")) == [
-        E.UnclaimedRecorded("floor:ann", 1, "wins", 1000 + 35 * 1000, [], "h1")
+        ChipsUnclaimed("floor:ann", 1, "wins", 1000 + 35 * 1000, [], "h1")
     ]
     refused(t, MarkUnclaimed(by=CHEF, player="floor:ann"), "nothing_unclaimed")
     t.handle(OPEN)  # the next session: last spin's wins are no longer the table's to record

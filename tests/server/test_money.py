@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from games.ledger.model import Hold, Post, Transfer, Void
 from games.wagers import WagerPlaced, WagerRefunded, WagerSettled
-from server.ledger_bridge import ops_for
+from server.money import ops_for
 
 
 def test_a_floor_players_chips_are_the_tables_floor_account_never_a_wallet():
@@ -32,7 +32,7 @@ def test_a_refund_gives_back_what_the_bank_kept_once():
 def test_a_floor_players_jackpot_is_paid_to_the_tables_floor_account():
     """The linked pool pays its winner where his chips are: a floor player has no wallet."""
     from blackjack.jackpot import JackpotPaid
-    from blackjack.jackpot_ledger import transfers
+    from server.money import jackpot_transfers as transfers
 
     paid = JackpotPaid(jackpot="b7", level="minor", table="t1", round=4, player="floor:blue", wager="w9",
                        amount=500_000)
