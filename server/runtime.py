@@ -28,7 +28,7 @@ from games.wagers import WagerPlaced
 from server import jackpots, store
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer
-from server.ledger_bridge import open_refs, ops_for
+from server.money import open_refs, ops_for
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
 
 log = logging.getLogger("casino.runtime")
@@ -263,7 +263,7 @@ class TableRuntime:
             try:
                 events = list(it.pre)
                 if it.command is not None:
-                    events += self.kind.engine_events(self.engine, it.command)
+                    events += self.kind.engine_events(self.engine, it.command, self.kind.actor(it.who))
             except GameError as exc:
                 self._reject(it, exc.code, exc.message)
                 continue

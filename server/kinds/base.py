@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from games.commands import ROLES, Actor
 from games.errors import GameError
 from server.auth import Principal
 from server.policy import ASSIGNED_ROLES, STAFF_ROLES
@@ -87,9 +88,16 @@ class GameKind:
     def dump(self, engine: Any) -> bytes:
         return msgspec.json.encode(engine.state)
 
-    def engine_events(self, engine: Any, command: Any) -> list[Any]:
-        """Apply one command; the events to record and broadcast."""
-        return list(engine.handle(command))
+    def actor(self, who: Principal) -> Actor:
+        """The engine's actor for an authenticated principal (one role vocabulary for every
+        game, ``games.commands``); roles that never play or deal are refused here too."""
+        if who.role not in ROLES:
+            raise GameError("forbidden", f"A {who.role} does not act at the tables.")
+        return Actor(who.id, who.role)  # type: ignore[arg-type]  # checked just above
+
+    def engine_events(self, engine: Any, command: Any, actor: Actor) -> list[Any]:
+        """Apply one command issued by ``actor``; the events to record and broadcast."""
+        return list(engine.handle(command, actor))
 
     def decode_command(self, raw: bytes, who: Principal) -> Any:
         """JSON -> the engine's command, with who issues it filled in from the token."""

@@ -139,7 +139,8 @@ class BlackjackKind(GameKind):
             return msgspec.structs.replace(command, random_at=self._random_cut(table))
         return command
 
-    def engine_events(self, engine: ServerTable, command: Any) -> list[Any]:
+    def engine_events(self, engine: ServerTable, command: Any, actor: Any) -> list[Any]:
+        # Transitional: the engine still reads its actor from the command's ``by``.
         s: TableState = engine.state
         secret = None
         if isinstance(command, C.Shuffle) and not s.live and not command.order:

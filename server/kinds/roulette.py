@@ -60,6 +60,10 @@ class RouletteKind(GameKind):
                                                          "set_partage_preference"):
             obj.setdefault("player", who.id)
 
+    def engine_events(self, engine: Any, command: Any, actor: Any) -> list[Any]:
+        # Transitional: this engine still reads its actor from the command's ``by``.
+        return list(engine.handle(command))
+
     def upgrade(self, engine: RouletteTable, table: TableInfo) -> bool:
         # States saved before TableSettings.live read as live: an RNG table is not.
         s: RouletteState = engine.state

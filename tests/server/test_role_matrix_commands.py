@@ -91,7 +91,7 @@ def _send(game: str, info: TableInfo, engine: Any, who: Principal, body: dict) -
         check_table_role(who.role)
         command = kind.decode_command(msgspec.json.encode(body), who)
         command = kind.authorize(command, who, info)
-        return "ok", kind.engine_events(engine, command)
+        return "ok", kind.engine_events(engine, command, kind.actor(who))
     except GameError as exc:
         return exc.code, []
 

@@ -1,0 +1,46 @@
+"""The one command contract of every game engine.
+
+A command is what someone asks a table to do; the ``Actor`` is who asks. They travel
+apart: the server decodes a command from the client's JSON with the game's typed decoder
+(a client never says who he is), takes the actor from the authenticated token, and calls
+``engine.handle(command, actor)``. The engine checks what that actor's role may do at the
+table (seat ownership, phase, whose chips).
+
+One role vocabulary for every game:
+
+* ``player``: an online player, acting only for himself;
+* ``croupier``, ``chef``, ``director``: table staff at the console (the server has already
+  checked they are assigned to the table where the house requires it);
+* ``system``: the server itself (a timer running out, a seat released, recovery after a
+  crash); it may only do what the rules let the house do without a person.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from games.validation import Name
+
+Role = Literal["player", "croupier", "chef", "director", "system"]
+ROLES: tuple[Role, ...] = ("player", "croupier", "chef", "director", "system")
+STAFF: frozenset[str] = frozenset(("croupier", "chef", "director"))
+
+
+class Actor(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Who issues a command: a player's login (never a floor id, ``games.players``) or a
+    member of staff, or the server (``system``), with the role they act in."""
+
+    id: Name
+    role: Role = "player"
+
+    @property
+    def is_staff(self) -> bool:
+        return self.role in STAFF
+
+
+class Command(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
+    """Base of every game command: frozen, keyword-only, tagged by ``type`` on the wire,
+    and an unknown field is refused rather than silently dropped (a typo must not turn a
+    bet into another). Subclasses set ``tag=``."""
