@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
+import random
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
+
+from loadtest.server_process import mint_token
 
 TIMEOUT = 30.0
 
@@ -124,3 +128,38 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     s = sorted(values)
     return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
+
+
+class Croupier:
+    """The console of every bench table, over the real protocol."""
+
+    def __init__(self, ws_url: str, tables: list[str]) -> None:
+        self.ws_url, self.tables = ws_url, tables
+        self.sock: Sock | None = None
+
+    async def open(self, on_event=None) -> None:
+        self.sock = await Sock.open(self.ws_url, mint_token("bench-croupier", "croupier"), on_event)
+        for t in self.tables:
+            await self.sock.subscribe(t)
+
+    async def play(self, table: str, command: dict) -> tuple[Any, float, float]:
+        """(answer, sent at, answered at)."""
+        assert self.sock is not None
+        cid = self.sock.new_cid()
+        text = json.dumps({"type": "play", "table": table, "cid": cid, "command": command})
+        sent = time.monotonic()
+        frame, at = await self.sock.request(cid, text)
+        if frame.type != "accepted":
+            raise RuntimeError(f"croupier {command['type']} at {table}: {frame.code}")
+        return frame, sent, at
+
+    async def open_spins(self) -> None:
+        await asyncio.gather(*(self.play(t, {"type": "open_spin"}) for t in self.tables))
+
+    async def settle_spins(self) -> None:
+        async def one(t: str) -> None:
+            for cmd in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                        {"type": "result", "number": random.randrange(37), "source": "croupier"}):
+                await self.play(t, cmd)
+
+        await asyncio.gather(*(one(t) for t in self.tables))

@@ -27,308 +27,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import gc
 import json
-import multiprocessing as mp
 import os
 import random
-import resource
-import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from games.db.embedded import PROJECT_DIR
-from loadtest.bench_client import Sock, bet_text, percentile, sleep_until
-from loadtest.floor import CHIPS, PASSWORD
-from loadtest.server_process import ADMIN_PASSWORD, JWT_SECRET, LoadServer, ledger_problems
+from loadtest.bench_client import Croupier, percentile
+from loadtest.bench_measure import cpu_by_group, cpu_share, raise_fd_limit, rss_kib, start_py_spy, summarize_profile
+from loadtest.bench_workers import Workers, merge
+from loadtest.floor import bench_floor
+from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems, mint_token
 
-BET = 500  # CHF 5.00, the Campione minimum
 OUT = PROJECT_DIR / ".casino" / "bench"
-
-
-# ---- set-up ------------------------------------------------------------------------------
-
-
-def raise_fd_limit() -> int:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft < hard:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-    return hard
-
-
-def mint_token(user: str, role: str = "player") -> str:
-    """The token the server's /auth/login would give (same secret, same claims)."""
-    from litestar.security.jwt import Token
-
-    exp = datetime.now(timezone.utc) + timedelta(hours=2)
-    return Token(sub=user, exp=exp, extras={"role": role}).encode(JWT_SECRET, "HS256")
-
-
-async def make_floor(url: str, players: int, tables: int, croupier: str = "bench-croupier") -> list[str]:
-    """Players with chips, one croupier, ``tables`` live roulette tables; the table ids."""
-    import httpx
-
-    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
-        r = await http.post("/auth/login", json={"user": "admin", "password": ADMIN_PASSWORD})
-        r.raise_for_status()
-        http.headers["Authorization"] = f"Bearer {r.json()['token']}"
-        gate = asyncio.Semaphore(8)
-        # Chips come from the cage: only a cashier deposits.
-        (await http.post("/accounts", json={"user": "bench-cashier", "password": PASSWORD, "role": "cashier"})
-         ).raise_for_status()
-        cage = {"Authorization": f"Bearer {mint_token('bench-cashier', 'cashier')}"}
-
-        async def account(user: str, role: str) -> None:
-            async with gate:
-                (await http.post("/accounts", json={"user": user, "password": PASSWORD, "role": role})).raise_for_status()
-                if role == "player":
-                    (await http.post("/cashier/deposit", headers=cage, json={"user": user, "amount": CHIPS,
-                                                                              "id": f"bench-{user}"})).raise_for_status()
-
-        await asyncio.gather(account(croupier, "croupier"), *(account(f"bp{i:05d}", "player") for i in range(players)))
-        ids = []
-        for i in range(tables):
-            tid = f"bench-roulette-{i}"
-            (await http.post("/tables", json={"game": "roulette", "profile": "campione", "mode": "live",
-                                              "id": tid})).raise_for_status()
-            (await http.post(f"/tables/{tid}/staff", json={"user": croupier})).raise_for_status()
-            ids.append(tid)
-        return ids
-
-
-class Croupier:
-    """The console of every bench table, over the real protocol."""
-
-    def __init__(self, ws_url: str, tables: list[str]) -> None:
-        self.ws_url, self.tables = ws_url, tables
-        self.sock: Sock | None = None
-
-    async def open(self, on_event=None) -> None:
-        self.sock = await Sock.open(self.ws_url, mint_token("bench-croupier", "croupier"), on_event)
-        for t in self.tables:
-            await self.sock.subscribe(t)
-
-    async def play(self, table: str, command: dict) -> tuple[Any, float, float]:
-        """(answer, sent at, answered at)."""
-        assert self.sock is not None
-        cid = self.sock.new_cid()
-        text = json.dumps({"type": "play", "table": table, "cid": cid, "command": command})
-        sent = time.monotonic()
-        frame, at = await self.sock.request(cid, text)
-        if frame.type != "accepted":
-            raise RuntimeError(f"croupier {command['type']} at {table}: {frame.code}")
-        return frame, sent, at
-
-    async def open_spins(self) -> None:
-        await asyncio.gather(*(self.play(t, {"type": "open_spin"}) for t in self.tables))
-
-    async def settle_spins(self) -> None:
-        async def one(t: str) -> None:
-            for cmd in ({"type": "launch_ball"}, {"type": "no_more_bets"},
-                        {"type": "result", "number": random.randrange(37), "source": "croupier"}):
-                await self.play(t, cmd)
-
-        await asyncio.gather(*(one(t) for t in self.tables))
-
-
-# ---- worker processes --------------------------------------------------------------------
-
-
-def _worker(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
-    import uvloop
-
-    raise_fd_limit()
-    # The driver must not be what stalls: thousands of client sockets make a big heap too.
-    gc.set_threshold(100_000, 20, 100)
-    try:
-        uvloop.run(_work(wid, job, inq, outq))
-    except BaseException as exc:  # the parent must hear about it, not wait
-        outq.put(("error", wid, repr(exc)))
-
-
-async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
-    arrivals: list[tuple[str, int, float]] = []
-    record = (lambda table, seq, at: arrivals.append((table, seq, at))) if job.get("record_events") else None
-    gate = asyncio.Semaphore(job.get("connect_parallel", 64))
-    socks: list[Sock] = []
-    targets: list[tuple[str | None, str | None]] = job["targets"]
-
-    async def open_one(token: str | None, table: str | None) -> tuple[Sock, str | None]:
-        async with gate:
-            s = await Sock.open(job["url"], token, record)
-            if table and token:
-                await s.subscribe(table)
-            return s, table
-
-    opened = await asyncio.gather(*(open_one(tok, tab) for tok, tab in targets))
-    socks = [s for s, _ in opened]
-    gc.freeze()
-    outq.put(("ready", wid, len(socks)))
-    while True:
-        cmd = await asyncio.to_thread(inq.get)
-        op = cmd["op"]
-        if op == "stop":
-            break
-        if op == "closed":
-            m0, e0 = sum(s.event_messages for s in socks), sum(s.events for s in socks)
-            res = await asyncio.gather(*(_closed_loop(s, t, cmd) for s, t in opened))
-            lat = [x for r in res for x in r[0]]
-            refused = collections.Counter(c for r in res for c in r[1])
-            outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused),
-                                      "event_messages": sum(s.event_messages for s in socks) - m0,
-                                      "events": sum(s.events for s in socks) - e0}))
-        elif op == "open":
-            res = await asyncio.gather(*(_open_loop(s, t, cmd, cmd["rate"] / len(opened)) for s, t in opened))
-            lat = [x for r in res for x in r[0]]
-            refused = collections.Counter(c for r in res for c in r[1])
-            lag = max((r[2] for r in res), default=0.0)
-            outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused), "lag": lag}))
-        elif op == "collect":
-            outq.put(("result", wid, {"arrivals": arrivals[:]}))
-            arrivals.clear()
-        elif op == "ping":
-            outq.put(("result", wid, {"open": sum(1 for s in socks if s.ws.close_code is None)}))
-    await asyncio.gather(*(s.close() for s in socks))
-
-
-async def _closed_loop(s: Sock, table: str | None, cmd: dict) -> tuple[list[float], list[str]]:
-    lat, refused = [], []
-    end = cmd["end_at"]
-    await sleep_until(cmd["start_at"])
-    while time.monotonic() < end:
-        cid = s.new_cid()
-        t0 = time.monotonic()
-        frame, t1 = await s.request(cid, bet_text(table or "echo", cid, random.randrange(37), BET))
-        if t1 > end:
-            break
-        if frame.type == "rejected":
-            refused.append(frame.code)
-        else:
-            lat.append(t1 - t0)
-    return lat, refused
-
-
-async def _open_loop(s: Sock, table: str | None, cmd: dict, rate: float) -> tuple[list[float], list[str], float]:
-    """Send at a fixed rate whatever the answers do; latency = answer - send."""
-    lat, refused, pending = [], [], []
-    lag = 0.0
-    interval = 1.0 / rate
-    t = cmd["start_at"] + random.random() * interval
-    end = cmd["end_at"]
-
-    async def wait(fut: asyncio.Future, t0: float) -> None:
-        frame, t1 = await asyncio.wait_for(fut, 30)
-        (refused.append(frame.code) if frame.type == "rejected" else lat.append(t1 - t0))
-
-    while t < end:
-        await sleep_until(t)
-        t0 = time.monotonic()
-        lag = max(lag, t0 - t)
-        cid = s.new_cid()
-        fut = await s.send(cid, bet_text(table or "echo", cid, random.randrange(37), BET))
-        pending.append(asyncio.ensure_future(wait(fut, t0)))
-        t += interval
-    await asyncio.gather(*pending)
-    return lat, refused, lag
-
-
-class Workers:
-    """``procs`` worker processes splitting ``targets`` (token, table) between them."""
-
-    def __init__(self, url: str, targets: list, procs: int, **job: Any) -> None:
-        ctx = mp.get_context("spawn")
-        self.outq: mp.Queue = ctx.Queue()
-        self.inqs = [ctx.Queue() for _ in range(procs)]
-        self.procs = []
-        for w in range(procs):
-            part = {"url": url, "targets": targets[w::procs], **job}
-            p = ctx.Process(target=_worker, args=(w, part, self.inqs[w], self.outq), daemon=True)
-            p.start()
-            self.procs.append(p)
-
-    def _gather(self, kind: str, timeout: float) -> list[Any]:
-        out = []
-        deadline = time.monotonic() + timeout
-        while len(out) < len(self.procs):
-            msg = self.outq.get(timeout=max(0.1, deadline - time.monotonic()))
-            if msg[0] == "error":
-                raise RuntimeError(f"worker {msg[1]}: {msg[2]}")
-            if msg[0] == kind:
-                out.append(msg[2])
-        return out
-
-    async def ready(self, timeout: float = 300) -> int:
-        return sum(await asyncio.to_thread(self._gather, "ready", timeout))
-
-    async def run(self, cmd: dict, timeout: float) -> list[dict]:
-        for q in self.inqs:
-            q.put(cmd)
-        return await asyncio.to_thread(self._gather, "result", timeout)
-
-    def stop(self) -> None:
-        for q in self.inqs:
-            q.put({"op": "stop"})
-        for p in self.procs:
-            p.join(20)
-            if p.is_alive():
-                p.terminate()
-                p.join(5)
-
-
-def _merge(results: list[dict], seconds: float) -> dict:
-    lat = [x for r in results for x in r["lat"]]
-    refused: collections.Counter = collections.Counter()
-    for r in results:
-        refused.update(r["refused"])
-    return {"per_s": len(lat) / seconds, "done": len(lat), "refused": dict(refused),
-            "p50": percentile(lat, 50) * 1000, "p95": percentile(lat, 95) * 1000, "p99": percentile(lat, 99) * 1000,
-            "lag": max((r.get("lag", 0.0) for r in results), default=0.0) * 1000,
-            # Table event frames the sockets received, and the events in them, per answered command.
-            "event_frames_per": sum(r.get("event_messages", 0) for r in results) / max(len(lat), 1),
-            "events_per": sum(r.get("events", 0) for r in results) / max(len(lat), 1)}
-
-
-def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[str, float]:
-    """CPU seconds used so far by the server, PostgreSQL, the drivers and everything else."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out = {"server": 0.0, "postgres": 0.0, "driver": 0.0, "other": 0.0}
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            raw = (d / "stat").read_text()
-        except OSError:
-            continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2:].split()
-        used = (int(fields[11]) + int(fields[12])) / tick
-        pid = int(d.name)
-        group = ("server" if pid == server_pid else "driver" if pid in driver_pids or pid == os.getpid()
-                 else "postgres" if comm.startswith("postgres") else "other")
-        out[group] += used
-    return out
-
-
-def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
-    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine)."""
-    return {k: round((after[k] - before[k]) / seconds, 2) for k in before}
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
 
 
 # ---- benchmarks --------------------------------------------------------------------------
 
 
 async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path | None = None) -> dict:
-    tables = await make_floor(srv.url, a.connections, a.tables)
+    tables = await bench_floor(srv.url, ADMIN_PASSWORD, a.connections, a.tables)
     ws = srv.url.replace("http", "ws", 1)
     croupier = Croupier(ws + "/ws", tables)
     await croupier.open()
@@ -348,12 +70,12 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             cpu0, t0 = cpu_by_group(srv.pid, drivers), time.monotonic()
             results = await workers.run(cmd, seconds + 90)
             cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
-            return {**_merge(results, seconds), "cpu": cpu}
+            return {**merge(results, seconds), "cpu": cpu}
 
         for _ in range(a.rounds):
             echo = await phase(echoes, "closed", a.seconds)
             await croupier.open_spins()
-            spy = _start_py_spy(srv.pid, a.seconds, profile_out) if profile_out else None
+            spy = start_py_spy(srv.pid, a.seconds, profile_out) if profile_out else None
             bets = await phase(bettors, "closed", a.seconds)
             if spy:
                 await asyncio.to_thread(spy.wait, a.seconds + 60)
@@ -381,9 +103,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
     return out
 
 
-
 async def bench_fanout(srv: LoadServer, a: argparse.Namespace) -> dict:
-    tables = await make_floor(srv.url, 1, 1)
+    tables = await bench_floor(srv.url, ADMIN_PASSWORD, 1, 1)
     table = tables[0]
     ws = srv.url.replace("http", "ws", 1)
     croupier = Croupier(ws + "/ws", tables)
@@ -432,7 +153,7 @@ async def bench_fanout(srv: LoadServer, a: argparse.Namespace) -> dict:
 
 
 async def bench_idle(srv: LoadServer, a: argparse.Namespace) -> dict:
-    tables = await make_floor(srv.url, 100, 4)
+    tables = await bench_floor(srv.url, ADMIN_PASSWORD, 100, 4)
     ws = srv.url.replace("http", "ws", 1)
     tokens = [mint_token(f"bp{i:05d}") for i in range(100)]
     before = rss_kib(srv.pid)
@@ -450,36 +171,6 @@ async def bench_idle(srv: LoadServer, a: argparse.Namespace) -> dict:
     print(f"  {connected} sockets connected and subscribed ({still} still open after {a.hold:.0f} s): server RSS "
           f"{after / 1024:.0f} MiB (before: {before / 1024:.0f} MiB; {out['per_socket_kib']:.1f} KiB per socket)")
     return out
-
-
-def _start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen:
-    exe = Path(sys.executable).with_name("py-spy")
-    return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200",
-                             "--format", "raw", "--output", str(out), "--nonblocking"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def summarize_profile(raw: Path, top: int = 25) -> str:
-    """Self and inclusive sample shares from py-spy's collapsed stacks."""
-    self_t: collections.Counter = collections.Counter()
-    incl: collections.Counter = collections.Counter()
-    total = 0
-    for line in raw.read_text().splitlines():
-        stack, _, n = line.rpartition(" ")
-        if not n.isdigit():
-            continue
-        count = int(n)
-        total += count
-        frames = [f.split(" (")[0] + " (" + f.split(" (")[1].split(":")[0].split("/")[-1] + ")" if " (" in f else f
-                  for f in stack.split(";")]
-        self_t[frames[-1]] += count
-        for f in set(frames):
-            incl[f] += count
-    lines = [f"{total} samples", "", "self time:"]
-    lines += [f"  {100 * c / total:5.1f}%  {f}" for f, c in self_t.most_common(top)]
-    lines += ["", "inclusive:"]
-    lines += [f"  {100 * c / total:5.1f}%  {f}" for f, c in incl.most_common(top * 2)]
-    return "\n".join(lines)
 
 
 # ---- command line ------------------------------------------------------------------------

@@ -44,15 +44,19 @@ async def _table(http: httpx.AsyncClient, table_id: str, game: str, profile: str
         r.raise_for_status()
 
 
+async def _admin_and_cage(url: str, admin_password: str, cashier: str) -> tuple[httpx.AsyncClient, httpx.AsyncClient]:
+    """An admin's session and a cashier's (chips come from the cage: only a cashier deposits)."""
+    http = await _login(url, "admin", admin_password)
+    (await http.post("/accounts", json={"user": cashier, "password": PASSWORD, "role": "cashier"})
+     ).raise_for_status()
+    return http, await _login(url, cashier, PASSWORD)
+
+
 async def build_floor(url: str, admin_password: str, *, players: int = 40, roulette_live: int = 1,
                       roulette_rng: int = 1, blackjack_rng: tuple[str, ...] = ("campione", "titano", "lugano"),
                       blackjack_live: tuple[str, ...] = ("lugano", "titano"), parallel: int = 8) -> dict[str, Any]:
     """Create the accounts and tables; return the floor description."""
-    http = await _login(url, "admin", admin_password)
-    # Chips come from the cage: only a cashier deposits.
-    (await http.post("/accounts", json={"user": "load-cashier", "password": PASSWORD, "role": "cashier"})
-     ).raise_for_status()
-    cashier = await _login(url, "load-cashier", PASSWORD)
+    http, cashier = await _admin_and_cage(url, admin_password, "load-cashier")
     try:
         gate = asyncio.Semaphore(parallel)
 
@@ -85,6 +89,29 @@ async def build_floor(url: str, admin_password: str, *, players: int = 40, roule
             await _table(http, tid, "blackjack", profile, "live", [croupier], {"min_bet": 1_000, "max_bet": 10_000})
             floor["blackjack_live"][tid] = {"profile": profile, "croupier": croupier}
         return floor
+    finally:
+        await http.aclose()
+        await cashier.aclose()
+
+
+async def bench_floor(url: str, admin_password: str, players: int, tables: int,
+                      croupier: str = "bench-croupier", parallel: int = 8) -> list[str]:
+    """The benchmarks' floor: players ``bp00000``... with chips, one croupier assigned to
+    ``tables`` live roulette tables; the table ids."""
+    http, cashier = await _admin_and_cage(url, admin_password, "bench-cashier")
+    try:
+        gate = asyncio.Semaphore(parallel)
+
+        async def account(user: str, role: str, chips: int) -> None:
+            async with gate:
+                await _account(http, cashier, user, role, chips)
+
+        await asyncio.gather(account(croupier, "croupier", 0),
+                             *(account(f"bp{i:05d}", "player", CHIPS) for i in range(players)))
+        ids = [f"bench-roulette-{i}" for i in range(tables)]
+        for tid in ids:
+            await _table(http, tid, "roulette", "campione", "live", [croupier], {})
+        return ids
     finally:
         await http.aclose()
         await cashier.aclose()

@@ -244,9 +244,8 @@ def main() -> int:
     parser.add_argument("--schemathesis", type=int, default=100, metavar="EXAMPLES",
                         help="then schemathesis with this many examples per operation (0: none)")
     args = parser.parse_args()
-    from loadtest.bench_server import mint_token
     from loadtest.floor import build_floor
-    from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems
+    from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems, mint_token
 
     with LoadServer() as srv:
         floor = asyncio.run(build_floor(srv.url, ADMIN_PASSWORD, players=2, roulette_live=1, roulette_rng=1,

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -142,3 +143,11 @@ async def ledger_problems(db_url: str) -> list:
         return await Ledger(pool).check()
     finally:
         await pool.close()
+
+
+def mint_token(user: str, role: str = "player") -> str:
+    """The token the server's /auth/login would give (same secret, same claims)."""
+    from litestar.security.jwt import Token
+
+    exp = datetime.now(timezone.utc) + timedelta(hours=2)
+    return Token(sub=user, exp=exp, extras={"role": role}).encode(JWT_SECRET, "HS256")

@@ -1,0 +1,82 @@
+"""What the benchmarks measure besides latency: CPU seconds per group of processes (the
+server, PostgreSQL, the drivers, the rest) from /proc, the server's RSS, and py-spy
+profiles summarised into self and inclusive shares."""
+
+from __future__ import annotations
+
+import collections
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+
+def raise_fd_limit() -> int:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[str, float]:
+    """CPU seconds used so far by the server, PostgreSQL, the drivers and everything else."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {"server": 0.0, "postgres": 0.0, "driver": 0.0, "other": 0.0}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            raw = (d / "stat").read_text()
+        except OSError:
+            continue
+        comm = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw[raw.rindex(")") + 2:].split()
+        used = (int(fields[11]) + int(fields[12])) / tick
+        pid = int(d.name)
+        group = ("server" if pid == server_pid else "driver" if pid in driver_pids or pid == os.getpid()
+                 else "postgres" if comm.startswith("postgres") else "other")
+        out[group] += used
+    return out
+
+
+def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
+    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine)."""
+    return {k: round((after[k] - before[k]) / seconds, 2) for k in before}
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen:
+    exe = Path(sys.executable).with_name("py-spy")
+    return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200",
+                             "--format", "raw", "--output", str(out), "--nonblocking"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def summarize_profile(raw: Path, top: int = 25) -> str:
+    """Self and inclusive sample shares from py-spy's collapsed stacks."""
+    self_t: collections.Counter = collections.Counter()
+    incl: collections.Counter = collections.Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        count = int(n)
+        total += count
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[1].split(":")[0].split("/")[-1] + ")" if " (" in f else f
+                  for f in stack.split(";")]
+        self_t[frames[-1]] += count
+        for f in set(frames):
+            incl[f] += count
+    lines = [f"{total} samples", "", "self time:"]
+    lines += [f"  {100 * c / total:5.1f}%  {f}" for f, c in self_t.most_common(top)]
+    lines += ["", "inclusive:"]
+    lines += [f"  {100 * c / total:5.1f}%  {f}" for f, c in incl.most_common(top * 2)]
+    return "\n".join(lines)
