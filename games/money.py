@@ -17,7 +17,7 @@ class Currency(msgspec.Struct, frozen=True):
 
     @property
     def scale(self) -> int:
-        return 10**self.minor_digits
+        return int(10**self.minor_digits)  # minor_digits >= 0: int ** int is typed as Any
 
     def units(self, major: int) -> int:
         """Whole units (francs, euros) to minor units."""

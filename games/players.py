@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import re
 
-
 FLOOR_PREFIX = "floor:"
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 

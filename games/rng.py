@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import random
 import secrets
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 class Rng(Protocol):
@@ -35,7 +38,7 @@ class SeededRng:
         return self._r.randrange(n)
 
 
-def shuffled(items: list, rng: Rng) -> list:
+def shuffled(items: Sequence[T], rng: Rng) -> list[T]:
     """Fisher–Yates: every permutation equally likely given an unbiased ``randbelow``."""
     out = list(items)
     for i in range(len(out) - 1, 0, -1):

@@ -35,8 +35,8 @@ import msgspec
 from games.errors import GameError
 from games.money import MAX_AMOUNT
 
-__all__ = ["MAX_AMOUNT", "ENTERED_MAX_FACTOR", "FORBIDDEN_ASCII", "FORBIDDEN_CHARS", "Amount", "NonNegative", "Text", "Name",
-           "MaybeName", "validated"]
+__all__ = ["MAX_AMOUNT", "ENTERED_MAX_FACTOR", "FORBIDDEN_ASCII", "FORBIDDEN_CHARS", "Amount", "NonNegative", "Text",
+           "Name", "MaybeName", "validated"]
 
 # A croupier-entered pile above the maximum is played on the maximum and the excess handed
 # back (roulette Art. 8, Titano Art. 9); a pile above this many times the maximum is a

@@ -3,7 +3,7 @@
     .venv/bin/python -m loadtest.bench_blackjack [--rounds N]
 
 Prints a Markdown table for BENCHMARKS.md. Each run plays basic strategy through the
-real engine (``blackjack.simulate``); the seed is fixed so runs are comparable.
+real engine (``tools.blackjack_simulate``); the seed is fixed so runs are comparable.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import multiprocessing
 
 from blackjack.profiles import BUILTIN, builtin
-from blackjack.simulate import default_boxes, simulate
+from tools.blackjack_simulate import default_boxes, simulate
 
 
 def main() -> None:

@@ -14,14 +14,15 @@ import sys
 COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("serve",), "server.serve_cli", "run the server"),
     (("demo",), "server.demo_cli", "run the server with demo tables and bots playing"),
-    (("rtp", "roulette"), "roulette.odds_cli", "exact return to player of every roulette bet"),
-    (("rtp", "blackjack"), "blackjack.odds_cli", "return of blackjack side bets and the main game"),
-    (("simulate", "blackjack"), "blackjack.simulate_cli", "play basic strategy through the engine"),
+    (("rtp", "roulette"), "tools.roulette_odds_cli", "exact return to player of every roulette bet"),
+    (("rtp", "blackjack"), "tools.blackjack_odds_cli", "return of blackjack side bets and the main game"),
+    (("simulate", "blackjack"), "tools.blackjack_simulate_cli", "play basic strategy through the engine"),
     (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
     (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),
     (("db", "start"), "games.db.cli", "start the embedded PostgreSQL and leave it running"),
     (("db", "stop"), "games.db.cli", "stop the embedded PostgreSQL"),
     (("db", "status"), "games.db.cli", "whether the embedded PostgreSQL runs: its URL, data dir, pid"),
+    (("db", "migrate"), "games.db.cli", "bring the schema of every package up to date and say what was applied"),
 ]
 
 

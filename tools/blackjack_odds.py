@@ -17,7 +17,7 @@ the stake; 1 - return is the house edge. All values are ``Fraction``s.
 from __future__ import annotations
 
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import msgspec
@@ -113,7 +113,7 @@ def dealer_finals(decks: int, hits_soft_17: bool) -> dict[str, Fraction]:
         start[min(c % 13 + 1, 10)] += 1
     n0 = sum(start)
 
-    @lru_cache(maxsize=None)
+    @cache
     def walk(drawn: tuple[int, ...]) -> tuple[tuple[str, Fraction], ...]:
         cards = [v for v in range(1, 11) for _ in range(drawn[v])]
         ncards = len(cards)
@@ -168,7 +168,8 @@ class BlazingOdds(msgspec.Struct):
 
 def blazing_odds(decks: int, table: Blazing7s) -> BlazingOdds:
     ways, total = _triples(shoe_counts(decks), blazing_line)
-    probs = {ln: Fraction(ways.get(ln, 0), total) for ln in ("major", "minor", "three_sevens", "two_sevens", "one_seven")}
+    lines_in_order = ("major", "minor", "three_sevens", "two_sevens", "one_seven")
+    probs = {ln: Fraction(ways.get(ln, 0), total) for ln in lines_in_order}
     lines = [LineOdds(ln, table.fixed(ln), probs[ln]) for ln in probs]
     stake = table.stake
     base = sum((ln.probability * ln.pays for ln in lines), Fraction(0)) / stake

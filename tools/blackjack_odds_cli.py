@@ -6,20 +6,22 @@ from __future__ import annotations
 import argparse
 import sys
 from fractions import Fraction
+from typing import Any
 
 import msgspec
 
-from blackjack.odds import BetOdds, BlazingOdds, side_bet_report
-from blackjack.profiles import BUILTIN, profile as load
-from games.errors import GameError
 from games.money import currency
+from tools._cli import add_profile_option, load_profile, progress_bar
+from tools.blackjack_odds import BetOdds, BlazingOdds, side_bet_report
+from tools.blackjack_simulate import default_boxes, simulate
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="lugano", help=f"{', '.join(BUILTIN)} or a profile file")
+    add_profile_option(parser, default="lugano")
     parser.add_argument("--json", action="store_true", help="machine-readable")
-    parser.add_argument("--minor", type=int, default=None, help="Blazing 7s minor meter, minor units (default: its seed)")
-    parser.add_argument("--major", type=int, default=None, help="Blazing 7s major meter, minor units (default: its seed)")
+    for meter in ("minor", "major"):
+        parser.add_argument(f"--{meter}", type=int, default=None,
+                            help=f"Blazing 7s {meter} meter, minor units (default: its seed)")
     parser.add_argument("--rounds", type=int, default=1_000_000, help="simulated rounds for the main game (0: skip)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workers", type=int, default=0, help="simulator processes (default: every core)")
@@ -33,7 +35,7 @@ def _frac(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
 
 
-def _bet_json(b: BetOdds) -> dict:
+def _bet_json(b: BetOdds) -> dict[str, Any]:
     return {
         "lines": [{"line": ln.line, "pays": ln.pays, "probability": _frac(ln.probability),
                    "probability_float": float(ln.probability)} for ln in b.lines],
@@ -43,7 +45,7 @@ def _bet_json(b: BetOdds) -> dict:
     }
 
 
-def _blazing_json(b: BlazingOdds, minor: int, major: int) -> dict:
+def _blazing_json(b: BlazingOdds, minor: int, major: int) -> dict[str, Any]:
     return {
         "stake": b.stake,
         "lines": [{"line": ln.line, "pays": ln.pays, "probability": _frac(ln.probability),
@@ -64,10 +66,8 @@ def _break_even(b: BlazingOdds, minor: int) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        prof = load(args.profile)
-    except (GameError, OSError) as exc:
-        print(f"casino: {getattr(exc, 'message', exc)}", file=sys.stderr)
+    prof = load_profile(args.profile)
+    if prof is None:
         return 2
     rep = side_bet_report(prof)
     cur = currency(prof.currency)
@@ -76,11 +76,7 @@ def run(args: argparse.Namespace) -> int:
     major = args.major if args.major is not None else (b7cfg.major.seed if b7cfg else 0)
     main = None
     if args.rounds > 0:
-        from blackjack.simulate import default_boxes, simulate
-
-        from blackjack.simulate_cli import _bar
-
-        progress = _bar if sys.stderr.isatty() and not args.json else None
+        progress = progress_bar if sys.stderr.isatty() and not args.json else None
         stats, wall = simulate(prof, args.rounds, args.seed, workers=args.workers or None, progress=progress)
         edge, half = stats.house_edge()
         main = {"rounds": stats.rounds, "seed": args.seed, "boxes_per_round": default_boxes(prof),
@@ -113,20 +109,21 @@ def run(args: argparse.Namespace) -> int:
     d = rep.dealer
     out.append("Dealer's final hand (from a full shoe): " + ", ".join(f"{k} {pct(v, 2)}" for k, v in d.items()))
     out.append("")
-    b = rep.blazing_7s
-    if b is None:
+    b7 = rep.blazing_7s
+    if b7 is None:
         out += ["Blazing 7s: not offered", ""]
     else:
-        out.append(f"Blazing 7s: stake {cur.format(b.stake)}, never returned")
-        for ln in b.lines:
+        out.append(f"Blazing 7s: stake {cur.format(b7.stake)}, never returned")
+        for ln in b7.lines:
             paid = cur.format(ln.pays) if ln.pays else f"the {ln.line} jackpot"
             out.append(f"  {ln.line.replace('_', ' '):<18} {paid:>22}  p = {float(ln.probability):.10f}")
-        out.append(f"  return = {pct(b.base)} + {float(b.minor_coef) * cur.scale * 100:.8f}% per CHF on the minor meter"
-                   f" + {float(b.major_coef) * cur.scale * 100:.8f}% per CHF on the major meter")
-        out.append(f"  at minor {cur.format(minor)}, major {cur.format(major)}: {pct(b.rtp(minor, major))}"
-                   f" (house edge {pct(1 - b.rtp(minor, major))}), alone at the table")
-        out.append(f"  each other Blazing 7s bet at the table adds {pct(b.envy_per_other_bet)} (envy bonuses)")
-        out.append(f"  the bet returns its stake when the major reaches {cur.format(_break_even(b, minor))}"
+        out.append(f"  return = {pct(b7.base)}"
+                   f" + {float(b7.minor_coef) * cur.scale * 100:.8f}% per CHF on the minor meter"
+                   f" + {float(b7.major_coef) * cur.scale * 100:.8f}% per CHF on the major meter")
+        out.append(f"  at minor {cur.format(minor)}, major {cur.format(major)}: {pct(b7.rtp(minor, major))}"
+                   f" (house edge {pct(1 - b7.rtp(minor, major))}), alone at the table")
+        out.append(f"  each other Blazing 7s bet at the table adds {pct(b7.envy_per_other_bet)} (envy bonuses)")
+        out.append(f"  the bet returns its stake when the major reaches {cur.format(_break_even(b7, minor))}"
                    f" (minor at {cur.format(minor)})")
         out.append("")
     if main:

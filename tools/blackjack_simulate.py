@@ -19,9 +19,9 @@ from blackjack.profiles import Profile
 from blackjack.shoe import cut_bounds
 from blackjack.strategy import DOUBLE, HIT, SPLIT, STAND, strategy_for
 from blackjack.table import BlackjackTable
-from games.parallel import Stopwatch, run_chunks
 from games.rng import SeededRng, shuffled
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from tools.parallel import Stopwatch, run_chunks
 
 UNIT = 1000  # each box stakes 10.00 (in minor units) every round
 CHUNK = 5000
@@ -102,6 +102,7 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
                 a = strat.action(hand.cards, s.dealer[0], cd, cs)
                 if hand.split_aces and a != SPLIT:
                     a = STAND  # split aces take no more cards
+                cmd: C.Command
                 if a == STAND:
                     cmd = C.Stand(by=PLAYER, box=box.number, hand=s.turn_hand)
                 elif a == HIT:
@@ -127,8 +128,8 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
             if t is WagerSettled:
                 d = e.returned + e.won - e.stake
                 net += d
-                b = box_of.pop(e.wager)
-                box_net[b] = box_net.get(b, 0) + d
+                number = box_of.pop(e.wager)
+                box_net[number] = box_net.get(number, 0) + d
             elif t is WagerPlaced:
                 box_of[e.wager] = int(e.spot.split()[1])
             elif t is WagerVoided:
@@ -145,7 +146,10 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
     return stats
 
 
-def _work(args: tuple) -> Stats:
+_Job = tuple[Profile, int, int, int, int]  # play_chunk's arguments
+
+
+def _work(args: _Job) -> Stats:
     return play_chunk(*args)
 
 
@@ -160,7 +164,7 @@ def simulate(
 ) -> tuple[Stats, float]:
     """Play ``rounds`` rounds; returns the summed stats and the wall-clock seconds."""
     boxes = boxes or default_boxes(profile)
-    jobs = []
+    jobs: list[_Job] = []
     left, chunk = rounds, 0
     while left > 0:
         n = min(CHUNK, left)

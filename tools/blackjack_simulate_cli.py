@@ -7,36 +7,25 @@ import sys
 
 import msgspec
 
-from blackjack.profiles import BUILTIN, profile as load
-from blackjack.simulate import default_boxes, simulate
 from blackjack.strategy import strategy_for
-from games.errors import GameError
+from tools._cli import add_profile_option, load_profile, progress_bar
+from tools.blackjack_simulate import default_boxes, simulate
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", default="campione", help=f"{', '.join(BUILTIN)} or a profile file")
+    add_profile_option(parser, default="campione")
     parser.add_argument("--rounds", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--boxes", type=int, default=0, help="boxes played each round (default: the fewest a lone player may)")
+    parser.add_argument("--boxes", type=int, default=0,
+                        help="boxes played each round (default: the fewest a lone player may)")
     parser.add_argument("--workers", type=int, default=0, help="processes (default: every core)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--strategy", action="store_true", help="print the computed basic strategy and stop")
 
 
-def _bar(done: int, total: int) -> None:
-    width = 40
-    filled = width * done // max(total, 1)
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done:,}/{total:,} rounds")
-    if done >= total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
 def run(args: argparse.Namespace) -> int:
-    try:
-        prof = load(args.profile)
-    except (GameError, OSError) as exc:
-        print(f"casino: {getattr(exc, 'message', exc)}", file=sys.stderr)
+    prof = load_profile(args.profile)
+    if prof is None:
         return 2
     if args.strategy:
         chart = strategy_for(prof).chart()
@@ -55,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= boxes <= 7 or boxes < prof.lone_player_min_boxes:
         print(f"casino: {prof.name} needs 1-7 boxes, at least {prof.lone_player_min_boxes}", file=sys.stderr)
         return 2
-    progress = _bar if sys.stderr.isatty() and not args.json else None
+    progress = progress_bar if sys.stderr.isatty() and not args.json else None
     stats, wall = simulate(prof, args.rounds, args.seed, boxes=boxes, workers=args.workers or None, progress=progress)
     edge, half = stats.house_edge()
     rate = stats.rounds / wall if wall else 0.0

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import NamedTuple
 
-from .announced import Announced, every_announced
-from .layout import COMBINATIONS, KIND_LABELS, NUMBERS
-from .settlement import FINAL, PRISON, PRISON_STAYS, settle
-from .state import Bet
+from roulette.announced import Announced, every_announced
+from roulette.layout import COMBINATIONS, KIND_LABELS, NUMBERS
+from roulette.settlement import FINAL, PRISON, PRISON_STAYS, settle
+from roulette.state import Bet
 
 STAKE = 1000  # even, so partage halves exactly; the result does not depend on it
 PLAYER = "p"

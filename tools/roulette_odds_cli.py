@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import msgspec
 
-from .odds import Row, announced_rows, combination_rows, percent
+from tools.roulette_odds import Row, announced_rows, combination_rows, percent
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +50,7 @@ def _table(title: str, rows: list[Row], each: bool, size: str) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     combos, announced = combination_rows(), announced_rows()
     if args.json:
-        def enc(rows: list[Row]) -> list[dict]:
+        def enc(rows: list[Row]) -> list[dict[str, str]]:
             return [
                 {
                     "group": r.group,

@@ -32,7 +32,6 @@ class Kind(StrEnum):
 
 # Issuers and house money: their balance may be negative (the sum stays zero).
 MAY_GO_NEGATIVE = frozenset({Kind.CASHIER, Kind.BANK, Kind.JACKPOT, Kind.POINTS_POOL, Kind.FLOOR})
-POINTS_KINDS = frozenset({Kind.POINTS, Kind.POINTS_POOL})
 POINTS_CURRENCY = "PTS"
 
 # How many name parts each kind has after the prefix, and whether the last one is a currency.

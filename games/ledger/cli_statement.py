@@ -16,7 +16,9 @@ from games.money import currency
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("account", help='an account id, e.g. "wallet:anna:CHF" or "bank:roulette-1:EUR"')
     parser.add_argument("--limit", type=int, default=50, help="how many of the latest lines (default 50)")
-    parser.add_argument("--before", type=int, default=None, metavar="SEQ", help="only lines before this sequence number")
+    parser.add_argument(
+        "--before", type=int, default=None, metavar="SEQ", help="only lines before this sequence number"
+    )
 
 
 async def _statement(args: argparse.Namespace) -> int:

@@ -13,8 +13,9 @@ content it is ``id_conflict``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Callable, Iterable
+from typing import Any
 
 import msgspec
 
@@ -169,24 +170,22 @@ MAX_ID = 200
 MAX_REF = 200
 
 
-def _err(code: str, message: str, **details) -> LedgerError:
+def _err(code: str, message: str, **details: Any) -> LedgerError:
     return LedgerError(code, message, **details)
 
 
-def _positive(amount, op_id: str) -> None:
+def _positive(amount: object, op_id: str) -> None:
     if type(amount) is not int or amount <= 0 or amount > MAX_AMOUNT:
         raise _err("invalid_amount", f"Amount {amount!r} must be a positive whole number of minor units.", op=op_id)
 
 
-def validate(op) -> None:
+def validate(op: object) -> None:
     """What can be said of an operation without looking at the ledger."""
     if not isinstance(op, (Transfer, Hold, Post, Void)):
         raise _err("invalid_op", f"{op!r} is not a ledger operation.")
     if not isinstance(op.id, str) or not op.id or len(op.id) > MAX_ID or "\x00" in op.id:
         raise _err("invalid_id", f"Operation id {op.id!r} must be a non-empty string of at most {MAX_ID}.")
-    if isinstance(op, (Transfer, Hold)):
-        _positive(op.amount, op.id)
-    elif isinstance(op, Post) and op.amount is not None:
+    if isinstance(op, (Transfer, Hold)) or (isinstance(op, Post) and op.amount is not None):
         _positive(op.amount, op.id)
     empty_ok = isinstance(op, Post)
     if not isinstance(op.code, str) or not (_CODE.fullmatch(op.code) or (empty_ok and op.code == "")):
@@ -273,7 +272,7 @@ def id_conflict(op_id: str) -> LedgerError:
     return _err("id_conflict", f"Id {op_id!r} was already used for a different operation.", op=op_id)
 
 
-def result_of(op, currency: str, hold: OpResult | None = None) -> OpResult:
+def result_of(op: Op, currency: str, hold: OpResult | None = None) -> OpResult:
     """The result ``op`` produces (``hold`` = the hold a post/void settles)."""
     if isinstance(op, (Transfer, Hold)):
         kind = "transfer" if isinstance(op, Transfer) else "hold"
@@ -287,7 +286,7 @@ def result_of(op, currency: str, hold: OpResult | None = None) -> OpResult:
     return OpResult(op.id, "void", hold.debit, hold.credit, hold.currency, 0, op.code, ref, hold.id, hold.amount)
 
 
-def replay(op, stored: OpResult, hold: OpResult | None) -> OpResult:
+def replay(op: Op, stored: OpResult, hold: OpResult | None) -> OpResult:
     """An id seen before: the original result if ``op`` says the same, else ``id_conflict``."""
     same = False
     if isinstance(op, (Transfer, Hold)):
@@ -343,7 +342,7 @@ class MemoryLedger:
             raise unknown_account(op_id, account)
         return info
 
-    def _one(self, op) -> OpResult:
+    def _one(self, op: Op) -> OpResult:
         validate(op)
         stored = self._find(op.id)
         if stored is not None:
@@ -366,7 +365,7 @@ class MemoryLedger:
         self.log.append(result)
         return result
 
-    def apply(self, ops: Iterable) -> list[OpResult]:
+    def apply(self, ops: Iterable[Op]) -> list[OpResult]:
         """Malformed operations are refused before anything is looked up, then each
         operation is applied in order; the first refusal undoes the batch."""
         ops = list(ops)
@@ -416,7 +415,8 @@ class MemoryLedger:
             settled = {r.hold for r in self.log if r.hold}
             for r in self.log:
                 if r.op == "hold" and r.id not in settled and r.ref not in refs:
-                    problems.append(Problem("hold_round_closed", r.id, f"pending on {r.debit}, round {r.ref!r} is not open"))
+                    detail = f"pending on {r.debit}, round {r.ref!r} is not open"
+                    problems.append(Problem("hold_round_closed", r.id, detail))
         return problems
 
 

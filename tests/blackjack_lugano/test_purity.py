@@ -7,7 +7,7 @@ import sys
 
 CODE = """
 import sys
-import blackjack.table, blackjack.jackpot, blackjack.sidebets, blackjack.odds, blackjack.profiles
+import blackjack.table, blackjack.jackpot, blackjack.sidebets, blackjack.profiles
 bad = sorted(m for m in sys.modules if m.split('.')[0] in ('asyncpg', 'asyncio', 'socket') or m.startswith('games.ledger'))
 print(' '.join(bad))
 """

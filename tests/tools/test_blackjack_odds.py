@@ -4,10 +4,10 @@
 import json
 from fractions import Fraction as F
 
-from blackjack.odds import blazing_odds, dealer_finals, side_bet_report
 from blackjack.profiles import builtin
 from blackjack.strategy import dealer_outcomes
 from server.cli import main
+from tools.blackjack_odds import blazing_odds, dealer_finals, side_bet_report
 
 ORDERED3 = 312 * 311 * 310  # ordered draws of the box's two cards and the up card
 ORDERED2 = 312 * 311
@@ -32,7 +32,7 @@ def test_21_plus_3_exact():
     assert probs["three_of_a_kind"] == F(trips, ORDERED3)
     assert probs["straight"] == F(12 * 6 * 24**3 - straight_flush, ORDERED3)
     assert probs["flush"] == F(312 * 77 * 76 - straight_flush - suited_trips, ORDERED3)
-    assert t3.rtp == sum(p * (1 + pays) for p, pays in zip(probs.values(), (30, 20, 10, 5)))
+    assert t3.rtp == sum(p * (1 + pays) for p, pays in zip(probs.values(), (30, 20, 10, 5), strict=True))
     assert round(float(1 - t3.rtp), 5) == 0.13390
 
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from blackjack.profiles import builtin
-from blackjack.simulate import simulate
 from server.cli import main
+from tools.blackjack_simulate import simulate
 
 
 def test_small_simulation_is_consistent():
@@ -36,7 +36,8 @@ def test_result_depends_on_the_seed_not_the_processes():
 
 
 def test_cli_json(capsys):
-    assert main(["simulate", "blackjack", "--profile", "titano", "--rounds", "3000", "--seed", "1", "--json", "--workers", "1"]) == 0
+    argv = ["--profile", "titano", "--rounds", "3000", "--seed", "1", "--json", "--workers", "1"]
+    assert main(["simulate", "blackjack", *argv]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["profile"] == "titano" and out["rounds"] == 3000
     lo, hi = out["ci95"]

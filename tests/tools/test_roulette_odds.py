@@ -6,8 +6,8 @@ import json
 from fractions import Fraction
 
 from roulette.layout import PAYS_BY_NAME
-from roulette.odds import announced_rows, combination_rows, prisoner_value
 from server.cli import main
+from tools.roulette_odds import announced_rows, combination_rows, prisoner_value
 
 
 def by_group(rows):
