@@ -20,7 +20,7 @@ def test_small_simulation_is_consistent():
 @pytest.mark.slow
 def test_house_edge_lands_in_the_published_band():
     # Lugano: 6 decks, S17, double any two, DAS, resplit to 4 incl. aces, no hole card with
-    # everything lost to a dealer blackjack: published ~0.45-0.55% (see README). With
+    # everything lost to a dealer blackjack: published ~0.45-0.55% (see docs/odds.md). With
     # 200,000 rounds the 95% interval is about +-0.5%, so the band is wide on purpose.
     st, _ = simulate(builtin("lugano"), 200_000, seed=2026)
     edge, half = st.house_edge()
