@@ -1,13 +1,13 @@
 """Commands the server sends the blackjack engine (a tagged msgspec union).
 
-Every command says who issues it: ``by`` is a player id or a staff id (never empty: ``""``
-is the engine's empty seat), ``role`` one of ``player``, ``croupier``, ``chef``,
-``director`` or ``system`` (the server acting on a time-out: it may only do what a silent
-player would, e.g. stand, decline an offer, pass the cut; or releasing a seat).
+A command says what is asked, never who asks: ``BlackjackTable.handle(command, actor)``
+takes the ``games.commands.Actor`` apart (a player, staff, or ``system``: the server acting
+on a time-out, which may only do what a silent player would, e.g. stand, decline an offer,
+pass the cut; or what the house does without a person: shuffle and close the bets at an
+RNG table, release a seat, void a round cut off by a crash).
 Only a player stakes his own money. Staff enter chips and decisions only for *floor
 players* (``games.players``: ``floor:<label>``, a person with cash chips at a live table),
-naming them in ``player``; a player's own commands never name anyone else nor come from a
-floor id.
+naming them in ``player``; a player's own commands name nobody else (``""``: himself).
 Boxes are numbered 1..7 from the dealer's left; box 0 is the dealer. Hands are 0-based.
 
 Every field is bounded here (msgspec ``Meta``); ``BlackjackTable.handle`` applies the
@@ -21,10 +21,8 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from games.validation import MAX_AMOUNT, Amount, MaybeName, Name, Text
-
-Role = Literal["player", "croupier", "chef", "director", "system"]
-STAFF = frozenset(("croupier", "chef", "director"))
+from games.commands import Command as _Command
+from games.validation import MAX_AMOUNT, Amount, MaybeName, Text
 
 # Bounds. A player's box is 1..7; ``Card`` and a time-out's ``DeclineOffer`` also take 0
 # (the dealer, every offer). A profile allows at most 8 hands a box, so a hand is 0..7.
@@ -40,15 +38,10 @@ ShoeCard = Annotated[int, msgspec.Meta(ge=0, le=51)]
 SideBetKind = Literal["perfect_pairs", "21+3", "push_22", "blazing_7s"]
 
 
-class _Cmd(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", forbid_unknown_fields=True):
-    by: Name
-    role: Role = "player"
-
-
 # -- shoe ---------------------------------------------------------------------------------
 
 
-class Shuffle(_Cmd, tag="shuffle"):
+class Shuffle(_Command, tag="shuffle", frozen=True):
     """A freshly shuffled shoe (RNG tables: the order, from ``shoe.shuffle_order``).
     On a live table ``order`` is empty: the cards are then entered one by one.
     ``salt``: random text from the server, hashed with the order into the commitment and
@@ -58,43 +51,43 @@ class Shuffle(_Cmd, tag="shuffle"):
     salt: Text = ""
 
 
-class Cut(_Cmd, tag="cut"):
+class Cut(_Command, tag="cut", frozen=True):
     """The entitled player cuts at ``at`` cards. ``at`` None: he passes and the house cuts
     at ``random_at`` (drawn by the server) at once, which is allowed only where nobody is
     left to offer the cut to (else ``PassCut``). With nobody entitled, the house cuts:
-    staff at ``at`` (or ``random_at``), the server (role ``system``) at ``random_at``."""
+    staff at ``at`` (or ``random_at``), the server (``system``) at ``random_at``."""
 
     at: CutPoint | None = None
     random_at: CutPoint | None = None
 
 
-class PassCut(_Cmd, tag="pass_cut"):
-    """The entitled player declines the cut (role ``system``: his time-out). Campione
+class PassCut(_Command, tag="pass_cut", frozen=True):
+    """The entitled player declines the cut (``system``: his time-out). Campione
     Art. 30 (``cut_passes_left``): it goes to the next box holder on his left, and to the
     house when all have declined; elsewhere straight to the house."""
 
 
-class Reshuffle(_Cmd, tag="reshuffle"):
+class Reshuffle(_Command, tag="reshuffle", frozen=True):
     """End the shoe: now if no round is under way, else after the current round."""
 
 
-class CutCardOut(_Cmd, tag="cut_card_out"):
+class CutCardOut(_Command, tag="cut_card_out", frozen=True):
     """Live tables: the croupier reports that the cut card came out."""
 
 
 # -- seats and bets -----------------------------------------------------------------------
 
 
-class Sit(_Cmd, tag="sit"):
+class Sit(_Command, tag="sit", frozen=True):
     box: Int64
 
 
-class Leave(_Cmd, tag="leave"):
+class Leave(_Command, tag="leave", frozen=True):
     pass
 
 
-class ReleaseSeat(_Cmd, tag="release_seat"):
-    """Staff or the server (role ``system``, after the house's disconnection time-out) free
+class ReleaseSeat(_Command, tag="release_seat", frozen=True):
+    """Staff or the server (``system``, after the house's disconnection time-out) free
     the seat at ``box`` between rounds; while betting is open the seated player's bets and
     side bets go back to him."""
 
@@ -102,7 +95,7 @@ class ReleaseSeat(_Cmd, tag="release_seat"):
     reason: Text
 
 
-class PlaceBet(_Cmd, tag="place_bet"):
+class PlaceBet(_Command, tag="place_bet", frozen=True):
     """A player's stake on a box. On a live table staff may enter chips already on the felt
     for a floor player named in ``player``; any excess over the maximum is then kept apart
     (Titano Art. 9: not paid on a win, returned on a loss) instead of refused, up to
@@ -113,12 +106,12 @@ class PlaceBet(_Cmd, tag="place_bet"):
     player: MaybeName = ""
 
 
-class WithdrawBet(_Cmd, tag="withdraw_bet"):
+class WithdrawBet(_Command, tag="withdraw_bet", frozen=True):
     box: BoxNumber
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class PlaceSideBet(_Cmd, tag="place_side_bet"):
+class PlaceSideBet(_Command, tag="place_side_bet", frozen=True):
     """Lugano: a side bet beside the player's own bet on ``box``, before the first card.
     ``currency`` says what chips they are ("" = the table's); Blazing 7s takes CHF only,
     a fixed stake, and only from the box holder."""
@@ -130,13 +123,13 @@ class PlaceSideBet(_Cmd, tag="place_side_bet"):
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class WithdrawSideBet(_Cmd, tag="withdraw_side_bet"):
+class WithdrawSideBet(_Command, tag="withdraw_side_bet", frozen=True):
     box: BoxNumber
     bet: SideBetKind
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class JackpotMeters(_Cmd, tag="jackpot_meters"):
+class JackpotMeters(_Command, tag="jackpot_meters", frozen=True):
     """The server relays the linked jackpot's meters (``jackpot.MetersChanged``) so every
     client of the table sees them move. Staff or system only."""
 
@@ -144,18 +137,18 @@ class JackpotMeters(_Cmd, tag="jackpot_meters"):
     major: Int64
 
 
-class CloseBets(_Cmd, tag="close_bets"):
+class CloseBets(_Command, tag="close_bets", frozen=True):
     """"Rien ne va plus": the croupier closes betting and the deal begins."""
 
 
-class SetLimits(_Cmd, tag="set_limits"):
+class SetLimits(_Command, tag="set_limits", frozen=True):
     """New table minimum and maximum, in force from the next round."""
 
     min_bet: Amount
     max_bet: Amount
 
 
-class CloseTable(_Cmd, tag="close_table"):
+class CloseTable(_Command, tag="close_table", frozen=True):
     """Close the table between rounds (Campione roulette Art. 15 gives it to the Direzione
     Giochi): a director, or a chef with ``authorised_by`` naming the director whose
     recorded authorisation the server found. Bets and side bets go back, every seat is
@@ -168,7 +161,7 @@ class CloseTable(_Cmd, tag="close_table"):
 # -- cards on a live table ----------------------------------------------------------------
 
 
-class Card(_Cmd, tag="card"):
+class Card(_Command, tag="card", frozen=True):
     """Live tables: the card the croupier console or shoe reader saw going to ``box``
     (0 = dealer) / ``hand``."""
 
@@ -180,24 +173,24 @@ class Card(_Cmd, tag="card"):
 # -- offers after the deal ----------------------------------------------------------------
 
 
-class Insure(_Cmd, tag="insure"):
+class Insure(_Command, tag="insure", frozen=True):
     box: BoxNumber
     amount: Amount
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class EvenMoney(_Cmd, tag="even_money"):
+class EvenMoney(_Command, tag="even_money", frozen=True):
     box: BoxNumber
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class DeclineOffer(_Cmd, tag="decline_offer"):
-    # 0: a time-out's (role ``system``) answer for every offer still open.
+class DeclineOffer(_Command, tag="decline_offer", frozen=True):
+    # 0: a time-out's (``system``) answer for every offer still open.
     box: BoxOrDealer
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class CloseOffers(_Cmd, tag="close_offers"):
+class CloseOffers(_Command, tag="close_offers", frozen=True):
     """The croupier moves on: whoever has not answered declined."""
 
 
@@ -205,27 +198,27 @@ class CloseOffers(_Cmd, tag="close_offers"):
 # Staff enter a decision only on a live table and only for a box held by a floor player.
 
 
-class Hit(_Cmd, tag="hit"):
+class Hit(_Command, tag="hit", frozen=True):
     box: BoxNumber
     hand: HandIndex = 0
 
 
-class Stand(_Cmd, tag="stand"):
+class Stand(_Command, tag="stand", frozen=True):
     box: BoxNumber
     hand: HandIndex = 0
 
 
-class Double(_Cmd, tag="double"):
+class Double(_Command, tag="double", frozen=True):
     box: BoxNumber
     hand: HandIndex = 0
 
 
-class Split(_Cmd, tag="split"):
+class Split(_Command, tag="split", frozen=True):
     box: BoxNumber
     hand: HandIndex = 0
 
 
-class BehindDouble(_Cmd, tag="behind_double"):
+class BehindDouble(_Command, tag="behind_double", frozen=True):
     """A player behind answers the box holder's double: double too, or not."""
 
     box: BoxNumber
@@ -233,7 +226,7 @@ class BehindDouble(_Cmd, tag="behind_double"):
     player: MaybeName = ""  # staff, for a floor player on a live table
 
 
-class BehindSplit(_Cmd, tag="behind_split"):
+class BehindSplit(_Command, tag="behind_split", frozen=True):
     """A player behind answers the box holder's split: follow the ``first`` or
     ``second`` hand, or put up a second stake and follow ``both``."""
 
@@ -245,21 +238,21 @@ class BehindSplit(_Cmd, tag="behind_split"):
 # -- croupier actions ---------------------------------------------------------------------
 
 
-class VoidRound(_Cmd, tag="void_round"):
+class VoidRound(_Command, tag="void_round", frozen=True):
     """Misdeal (Campione Art. 19, Titano Art. 18): the whole round, or only ``boxes``."""
 
     reason: Text = "misdeal"
     boxes: Annotated[list[BoxNumber], msgspec.Meta(max_length=7)] = []
 
 
-class BurnCard(_Cmd, tag="burn_card"):
+class BurnCard(_Command, tag="burn_card", frozen=True):
     """A card turned in the shoe during the drawing is eliminated (Campione Art. 17,
     Titano Art. 17). Live tables give the card; RNG tables burn the next one."""
 
     card: CardNumber | None = None
 
 
-class ExposeCard(_Cmd, tag="expose_card"):
+class ExposeCard(_Command, tag="expose_card", frozen=True):
     """A card drawn by mistake (Campione Art. 24): it lies face up and goes to the next
     hand that asks for a card, else to the dealer."""
 
@@ -273,14 +266,3 @@ Command = (
     | VoidRound | BurnCard | ExposeCard
 )
 
-_decoder = msgspec.json.Decoder(Command)
-
-
-def decode_command(data: bytes | str) -> Command:
-    """Parse a JSON command; a malformed one is a GameError(malformed_command)."""
-    from games.errors import GameError
-
-    try:
-        return _decoder.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise GameError("malformed_command", f"That command could not be read: {exc}.") from None

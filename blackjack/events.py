@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
+from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged
 from games.wagers import WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 
@@ -11,19 +14,19 @@ class _Ev(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False)
     pass
 
 
-class ShoeShuffled(_Ev, tag="shoe_shuffled"):
+class ShoeShuffled(_Ev, tag="shoe_shuffled", frozen=True):
     cards: int
     # sha256 of the order: the server can publish it now and reveal the order later.
     commitment: str
 
 
-class ShoeCut(_Ev, tag="shoe_cut"):
+class ShoeCut(_Ev, tag="shoe_cut", frozen=True):
     by: str
     at: int
     chosen: bool  # False: the player passed and the cut point was drawn
 
 
-class CutPassed(_Ev, tag="cut_passed"):
+class CutPassed(_Ev, tag="cut_passed", frozen=True):
     """``player`` declined the cut (``by``: he, or the server on his time-out, or the
     croupier for a floor player); it is now offered to ``to`` ("" = the house cuts)."""
 
@@ -32,25 +35,25 @@ class CutPassed(_Ev, tag="cut_passed"):
     by: str
 
 
-class CardsBurned(_Ev, tag="cards_burned"):
+class CardsBurned(_Ev, tag="cards_burned", frozen=True):
     count: int
 
 
-class ShoeEnded(_Ev, tag="shoe_ended"):
+class ShoeEnded(_Ev, tag="shoe_ended", frozen=True):
     cut_entitled: str  # who may cut the next shoe ("" = staff)
 
 
-class SeatTaken(_Ev, tag="seat_taken"):
+class SeatTaken(_Ev, tag="seat_taken", frozen=True):
     player: str
     box: int
 
 
-class SeatLeft(_Ev, tag="seat_left"):
+class SeatLeft(_Ev, tag="seat_left", frozen=True):
     player: str
     box: int
 
 
-class SeatReleased(_Ev, tag="seat_released"):
+class SeatReleased(_Ev, tag="seat_released", frozen=True):
     """Staff or the server freed ``player``'s seat (a disconnection time-out, the table
     closing); his open bets went back just before."""
 
@@ -59,7 +62,7 @@ class SeatReleased(_Ev, tag="seat_released"):
     reason: str
 
 
-class TableClosed(_Ev, tag="table_closed"):
+class TableClosed(_Ev, tag="table_closed", frozen=True):
     """The table is closed (phase ``closed``) until a staff ``Shuffle`` reopens it."""
 
     reason: str
@@ -67,144 +70,139 @@ class TableClosed(_Ev, tag="table_closed"):
     authorised_by: str  # the director who authorised a chef's closing ("" = a director closed it)
 
 
-class RoundOpened(_Ev, tag="round_opened"):
+class RoundOpened(_Ev, tag="round_opened", frozen=True):
     round: int
     min_bet: int
     max_bet: int
     button: int  # 0: the profile has no button
 
 
-class LimitsChanged(_Ev, tag="limits_changed"):
+class LimitsChanged(_Ev, tag="limits_changed", frozen=True):
     by: str
     min_bet: int
     max_bet: int
     from_round: int
 
 
-class BetsClosed(_Ev, tag="bets_closed"):
+class BetsClosed(_Ev, tag="bets_closed", frozen=True):
     round: int
     by: str
     order: list[int]  # boxes in dealing order
     holders: list[str]
 
 
-class CardDealt(_Ev, tag="card_dealt"):
+class CardDealt(_Ev, tag="card_dealt", frozen=True):
     box: int  # 0 = dealer
     hand: int
     card: int
 
 
-class HoleCardDealt(_Ev, tag="hole_card_dealt"):
+class HoleCardDealt(_Ev, tag="hole_card_dealt", frozen=True):
     pass
 
 
-class HoleCardShown(_Ev, tag="hole_card_shown"):
+class HoleCardShown(_Ev, tag="hole_card_shown", frozen=True):
     card: int
 
 
-class CutCardOut(_Ev, tag="cut_card_out"):
+class CutCardOut(_Ev, tag="cut_card_out", frozen=True):
     round: int
 
 
-class OffersOpened(_Ev, tag="offers_opened"):
+class OffersOpened(_Ev, tag="offers_opened", frozen=True):
     insurance: bool
     even_money: list[int]  # boxes with a blackjack that may take even money
     waiting: list[str]  # "player@box" still to answer
 
 
-class OffersClosed(_Ev, tag="offers_closed"):
+class OffersClosed(_Ev, tag="offers_closed", frozen=True):
     pass
 
 
-class Turn(_Ev, tag="turn"):
+class Turn(_Ev, tag="turn", frozen=True):
     box: int
     hand: int
     player: str
 
 
-class Acted(_Ev, tag="acted"):
+class Acted(_Ev, tag="acted", frozen=True):
     box: int
     hand: int
     action: str
     by: str
 
 
-class BehindAsked(_Ev, tag="behind_asked"):
+class BehindAsked(_Ev, tag="behind_asked", frozen=True):
     box: int
     hand: int
     action: str  # "double" | "split"
     players: list[str]
 
 
-class BehindChose(_Ev, tag="behind_chose"):
+class BehindChose(_Ev, tag="behind_chose", frozen=True):
     box: int
     player: str
     choice: str
 
 
-class HandDone(_Ev, tag="hand_done"):
+class HandDone(_Ev, tag="hand_done", frozen=True):
     box: int
     hand: int
     total: int
     bust: bool
 
 
-class DealerDone(_Ev, tag="dealer_done"):
+class DealerDone(_Ev, tag="dealer_done", frozen=True):
     total: int
     blackjack: bool
     bust: bool
     drew: bool  # False: every box was decided and no insurance stood
 
 
-class RoundSettled(_Ev, tag="round_settled"):
+class RoundSettled(_Ev, tag="round_settled", frozen=True):
     round: int
     last_of_shoe: bool
 
 
-class RoundVoided(_Ev, tag="round_voided"):
+class RoundVoided(_Ev, tag="round_voided", frozen=True):
     round: int
     by: str
     reason: str
     boxes: list[int]  # [] = the whole round
 
 
-class CardBurned(_Ev, tag="card_burned"):
+class CardBurned(_Ev, tag="card_burned", frozen=True):
     by: str
     card: int
 
 
-class CardExposed(_Ev, tag="card_exposed"):
+class CardExposed(_Ev, tag="card_exposed", frozen=True):
     by: str
     card: int
 
 
-class ButtonMoved(_Ev, tag="button_moved"):
+class ButtonMoved(_Ev, tag="button_moved", frozen=True):
     box: int
 
 
+class ShoeRanShort(_Ev, tag="shoe_ran_short", frozen=True):
+    # "void": the round is void (Titano Art. 7); "reshuffle": the discards are shuffled
+    # (a Shuffle command of exactly those cards) and the round goes on.
+    action: Literal["void", "reshuffle"]
+
+
+class ReshuffleOrdered(_Ev, tag="reshuffle_ordered", frozen=True):
+    by: str
+    after_round: bool  # False: the shoe ended at once
+
+
+# Everything the table emits; Lugano's Blazing 7s adds what the table tells the jackpot
+# pool, and the pool's meters.
 Event = (
     ShoeShuffled | ShoeCut | CardsBurned | ShoeEnded | SeatTaken | SeatLeft | RoundOpened
     | LimitsChanged | BetsClosed | CardDealt | HoleCardDealt | HoleCardShown | CutCardOut
     | OffersOpened | OffersClosed | Turn | Acted | BehindAsked | BehindChose | HandDone
     | DealerDone | RoundSettled | RoundVoided | CardBurned | CardExposed | ButtonMoved
     | WagerPlaced | WagerSettled | WagerVoided | WagerRefunded | CutPassed | SeatReleased | TableClosed
+    | ShoeRanShort | ReshuffleOrdered | JackpotRoundStarted | JackpotRoundReport | MetersChanged
 )
-
-
-class ShoeRanShort(_Ev, tag="shoe_ran_short"):
-    # "void": the round is void (Titano Art. 7); "reshuffle": the discards are shuffled
-    # (a Shuffle command of exactly those cards) and the round goes on.
-    action: str
-
-
-class ReshuffleOrdered(_Ev, tag="reshuffle_ordered"):
-    by: str
-    after_round: bool  # False: the shoe ended at once
-
-
-Event = Event | ShoeRanShort | ReshuffleOrdered
-
-# Lugano's Blazing 7s (issue 4): what the table tells the jackpot pool, and the meters.
-from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged  # noqa: E402
-
-Event = Event | JackpotRoundStarted | JackpotRoundReport | MetersChanged

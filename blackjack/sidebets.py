@@ -3,23 +3,23 @@
 The pay tables are profile data (``Profile.perfect_pairs``, ``twenty_one_plus_three``,
 ``push_22``; ``None`` = not offered) so an operator can change them; pays are "to one"
 and the stake comes back with a win. Classification works on the card ints of
-``cards.py`` and is shared by the table's settlement and the exact odds report, so the
-report can never disagree with what the table pays.
+``games.cards`` and is shared by the table's settlement and the exact odds report, so the
+report can never disagree with what the table pays. (Placing them at the table:
+``blackjack.round.sidebets``.)
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from blackjack.cards import hand_value, is_red, rank, suit
+from blackjack.hands import hand_value
+from games.cards import is_red, rank, suit
 from games.wagers import WagerSettled
 
-# Wager kinds (``Wager.kind``); a side bet rides on no hand (``hand == -1``).
-PERFECT_PAIRS = "perfect_pairs"
-TWENTY_ONE_PLUS_THREE = "21+3"
-PUSH_22 = "push_22"
+if TYPE_CHECKING:  # the state holds the profile, which holds these pay tables
+    from blackjack.state import Box, TableState, Wager
 
 
 class PerfectPairs(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -94,9 +94,12 @@ def twenty_one_plus_three_line(c1: int, c2: int, up: int) -> str:
     return ""
 
 
-def pays(table: Any, line: str) -> int:
-    """What ``line`` pays to one under ``table`` (0 for no line)."""
-    return getattr(table, line) if line else 0
+def pays(table: PerfectPairs | TwentyOnePlusThree | None, line: str) -> int:
+    """What ``line`` pays to one under ``table`` (0 for no line or no table)."""
+    if not line or table is None:
+        return 0
+    to_one: int = getattr(table, line)
+    return to_one
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -121,25 +124,26 @@ def check_tables(pp: PerfectPairs | None, t3: TwentyOnePlusThree | None, p22: Pu
 # -- settlement (``settlement.AFTER_DEAL`` / ``ROUND_END``: f(wager, box, state)) ------------
 
 
-def _settled(w: Any, line: str, to_one: int, what: str) -> WagerSettled:
+def _settled(w: Wager, line: str, to_one: int, what: str) -> WagerSettled:
     if to_one:
         return WagerSettled(w.id, w.player, w.amount, w.amount, w.amount * to_one, f"{what}: {line.replace('_', ' ')}")
     return WagerSettled(w.id, w.player, w.amount, 0, 0, f"{what}: no win")
 
 
-def settle_perfect_pairs(w: Any, box: Any, s: Any) -> WagerSettled:
+def settle_perfect_pairs(w: Wager, box: Box, s: TableState) -> WagerSettled:
     cards = box.hands[0].cards
     line = perfect_pairs_line(cards[0], cards[1])
     return _settled(w, line, pays(s.profile.perfect_pairs, line), "perfect pairs")
 
 
-def settle_twenty_one_plus_three(w: Any, box: Any, s: Any) -> WagerSettled:
+def settle_twenty_one_plus_three(w: Wager, box: Box, s: TableState) -> WagerSettled:
     cards = box.hands[0].cards
     line = twenty_one_plus_three_line(cards[0], cards[1], s.dealer[0])
     return _settled(w, line, pays(s.profile.twenty_one_plus_three, line), "21+3")
 
 
-def settle_push_22(w: Any, box: Any, s: Any) -> WagerSettled:
+def settle_push_22(w: Wager, box: Box, s: TableState) -> WagerSettled:
     total, _soft = hand_value(s.dealer)
     line = "dealer 22" if total == 22 else ""
-    return _settled(w, line, s.profile.push_22.pays if line else 0, "push 22")
+    p22 = s.profile.push_22
+    return _settled(w, line, p22.pays if line and p22 is not None else 0, "push 22")

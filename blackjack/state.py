@@ -3,26 +3,13 @@ so the server can persist them with the ledger and rebuild the engine after a cr
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
 
+from blackjack.phases import Phase
 from blackjack.profiles import Profile
-
-# Phases while a round is under way (a shoe that ran short mid-round included), and those
-# in which a burned card can be recorded at a house that burns misdrawn cards.
-ROUND_PHASES = frozenset(("dealing", "offers", "play", "dealer", "reshuffle"))
-BURN_PHASES = frozenset(("dealing", "offers", "play", "dealer"))
-
-# Wager kinds. Lugano's side bets add kinds here, each with its own settle function.
-BOX = "box"  # the box holder's stake
-BEHIND = "behind"  # a stake behind someone else's box
-DOUBLE = "double"
-SPLIT = "split"
-INSURANCE = "insurance"
-# Free Bet (Lugano): the house's chip beside a free double or a free split. It is placed
-# and voided as 0 of the player's money and, settled, pays its win with a stake of 0.
-FREE_DOUBLE = "free_double"
-FREE_SPLIT = "free_split"
-FREE_KINDS = frozenset((FREE_DOUBLE, FREE_SPLIT))
+from blackjack.wager_kinds import WagerKind
 
 
 class Wager(msgspec.Struct, gc=False):
@@ -30,7 +17,7 @@ class Wager(msgspec.Struct, gc=False):
 
     id: str
     player: str
-    kind: str
+    kind: WagerKind
     amount: int
     hand: int = 0  # the hand it rides on (-1: not on a hand, e.g. insurance)
     settled: bool = False
@@ -72,9 +59,33 @@ class SideBet(msgspec.Struct, gc=False):
 
     box: int
     player: str
-    kind: str
+    kind: WagerKind
     amount: int
     wager: str
+
+
+class CardTarget(msgspec.Struct, frozen=True, gc=False):
+    """Where the next card due goes: hand ``hand`` of box ``box`` (a box number, as in the
+    ``Card`` command), or the dealer (box 0), face down if it is his ``hole`` card."""
+
+    box: int
+    hand: int = 0
+    hole: bool = False
+
+
+DEALER = CardTarget(0)
+HOLE = CardTarget(0, hole=True)
+
+
+class Offer(msgspec.Struct, frozen=True, order=True, gc=False):
+    """Insurance or even money still to be answered by ``player`` for his stake on ``box``."""
+
+    player: str
+    box: int
+
+    def label(self) -> str:
+        """How events and views name it: ``"player@box"``."""
+        return f"{self.player}@{self.box}"
 
 
 class TableState(msgspec.Struct, gc=False):
@@ -83,9 +94,7 @@ class TableState(msgspec.Struct, gc=False):
     live: bool
     min_bet: int
     max_bet: int
-    # shuffle, cut, betting, dealing, offers, play, dealer, reshuffle; closed (CloseTable,
-    # until a staff Shuffle reopens the table)
-    phase: str = "shuffle"
+    phase: Phase = Phase.SHUFFLE
     round: int = 1
     next_limits: list[int] = []  # [min, max] from the next round
     seats: list[str] = msgspec.field(default_factory=lambda: [""] * 8)  # index = box
@@ -108,14 +117,14 @@ class TableState(msgspec.Struct, gc=False):
     boxes: list[Box] = []  # in dealing order
     dealer: list[int] = []
     hole_hidden: bool = False
-    need: list[int] = []  # who the next cards go to: box_index * 8 + hand, or -1 the dealer
+    deal_queue: list[CardTarget] = []  # where the cards due go, in order
     turn_box: int = 0  # index into boxes
     turn_hand: int = 0
-    offers: list[str] = []  # "player@box" still to answer insurance / even money
+    offers: list[Offer] = []  # insurance / even money still to answer
     behind: list[str] = []  # players behind still to answer a double or split
-    behind_action: str = ""
+    behind_action: Literal["", "double", "split"] = ""
     insurance_done: bool = False
-    resume_phase: str = ""  # the phase a short shoe interrupted
+    resume_phase: str = ""  # the phase a short shoe interrupted ("": none)
     seq: int = 0  # wager counter, for unique ids
     wager_serial: int = 0  # across rounds, bets placed while betting
     side_bets: list[SideBet] = []

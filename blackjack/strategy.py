@@ -17,11 +17,11 @@ where that value beats the alternatives.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import msgspec
 
-from blackjack.cards import VALUE
+from blackjack.hands import VALUE
 from blackjack.profiles import Profile
 
 STAND, HIT, DOUBLE, SPLIT = "S", "H", "D", "P"
@@ -37,7 +37,7 @@ def dealer_outcomes(up: int, hits_soft_17: bool) -> tuple[float, dict[int, float
     """(probability of a dealer blackjack, final totals 17..21, 22 and 23 = more, given no
     blackjack)."""
 
-    @lru_cache(maxsize=None)
+    @cache
     def final(hard: int, ace: bool) -> tuple[tuple[int, float], ...]:
         best = _best(hard, ace)
         if best > 21:
@@ -80,13 +80,13 @@ class Strategy:
         for up in range(1, 11):
             pbj, dist = dealer_outcomes(up, p.dealer_hits_soft_17)
 
-            @lru_cache(maxsize=None)
+            @cache
             def wlp(best: int) -> tuple[float, float]:
                 """(P(win), P(lose)) of standing on ``best`` (a bust loses)."""
                 if best > 21:
                     return 0.0, 1.0
                 win = lose = 0.0
-                for d, q in dist.items():
+                for d, q in dist.items():  # noqa: B023 (used within this up card's iteration)
                     if d == BUST_MORE or (d == BUST_22 and not free) or best > d:
                         win += q
                     elif best < d <= 21:
@@ -97,7 +97,7 @@ class Strategy:
                 w, lo = wlp(best)
                 return w - lo
 
-            @lru_cache(maxsize=None)
+            @cache
             def play_c(hard: int, ace: bool) -> float:
                 best = _best(hard, ace)
                 if best > 21:
@@ -106,11 +106,11 @@ class Strategy:
                     return stand_c(21)
                 return max(stand_c(best), hit_c(hard, ace))
 
-            @lru_cache(maxsize=None)
+            @cache
             def hit_c(hard: int, ace: bool) -> float:
                 return sum(P[v] * play_c(hard + v, ace or v == 1) for v in range(1, 11))
 
-            @lru_cache(maxsize=None)
+            @cache
             def win_p(hard: int, ace: bool) -> float:
                 """P(win) of a hand played on by the real-money chart (``play_c``)."""
                 best = _best(hard, ace)
@@ -120,7 +120,7 @@ class Strategy:
                     return wlp(best)[0]
                 return win_hit(hard, ace)
 
-            @lru_cache(maxsize=None)
+            @cache
             def win_hit(hard: int, ace: bool) -> float:
                 return sum(P[v] * win_p(hard + v, ace or v == 1) for v in range(1, 11))
 
@@ -140,7 +140,7 @@ class Strategy:
                 """A hand's value given the dealer's blackjack chance: ``lost`` units of the
                 player's own are taken by it (only the original one if the house takes
                 only that)."""
-                return (1 - pbj) * c - pbj * (lost if take_all else 1)
+                return (1 - pbj) * c - pbj * (lost if take_all else 1)  # noqa: B023 (this up card's)
 
             for hard in range(2, 22):
                 for ace in (False, True):

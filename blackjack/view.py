@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import msgspec
 
-from blackjack.cards import hand_value
+from blackjack.hands import hand_value
 from blackjack.state import TableState
 
 HIDDEN = -1
@@ -63,6 +63,8 @@ class TableView(msgspec.Struct):
     side_bets: list[WagerView] = []  # Lugano side bets placed while betting (hand = box)
     jackpot_meters: list[int] = []  # Blazing 7s [minor, major], as the pool last announced
     cut_chain: list[str] = []  # Campione Art. 30: who is offered the cut after cut_entitled
+    # The command types (``type`` tags) the viewer may send now; the server fills it in.
+    legal: list[str] = []
 
 
 def table_view(s: TableState, viewer: str | None) -> TableView:
@@ -71,14 +73,14 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         dealer[1] = HIDDEN
     boxes = []
     for b in s.boxes:
-        hands = []
+        hands: list[HandView] = []
         for h in b.hands:
             total, soft = hand_value(h.cards)
             hands.append(HandView(list(h.cards), total, soft, h.blackjack, h.doubled, h.done))
         wagers = [WagerView(w.id, w.player, w.kind, w.amount, w.hand, w.settled) for w in b.wagers]
         boxes.append(BoxView(b.number, b.holder, hands, wagers))
     turn: list[int] = []
-    if s.phase == "play" and not s.need and s.turn_box < len(s.boxes):
+    if s.phase == "play" and not s.deal_queue and s.turn_box < len(s.boxes):
         turn = [s.boxes[s.turn_box].number, s.turn_hand]
     left = sum(s.left) if s.live else len(s.order) - s.pos
     return TableView(
@@ -95,7 +97,7 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         boxes=boxes,
         dealer=dealer,
         turn=turn,
-        offers=list(s.offers),
+        offers=[o.label() for o in s.offers],
         behind=list(s.behind),
         cards_left=left,
         last_round=s.last_round,

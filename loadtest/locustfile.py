@@ -18,12 +18,12 @@ import gevent
 import requests
 from locust import between, constant, task
 
-from blackjack.cards import VALUE, hand_value
-from blackjack.shoe import fresh_counts
+from blackjack.hands import VALUE, hand_value
 from blackjack.profiles import builtin
+from blackjack.round.decisions import can_double, can_split
 from blackjack.state import Box, Hand
 from blackjack.strategy import strategy_for
-from blackjack.table import BlackjackTable
+from games.shoe import fresh_counts
 from loadtest import locust_floor
 from loadtest.locust_ws import CasinoWsUser
 
@@ -172,7 +172,6 @@ class BlackjackPlayer(CasinoWsUser):
         n = locust_floor.take("bj-table")
         self.table = names[n % len(names)]
         self.profile = builtin(tables[self.table])
-        self.rules = BlackjackTable(self.table, self.profile, min_bet=1_000, max_bet=10_000)  # can_double/can_split
         self.strategy = strategy_for(self.profile)
         self.behind = self.profile.places_behind > 0 and (n // len(names)) % 3 == 2
         view = self.sock.subscribe(self.table)["view"]
@@ -301,12 +300,12 @@ class BlackjackPlayer(CasinoWsUser):
         hand = hands[hand_no] if hand_no < len(hands) else Hand([])
         b = Box(box, self.account, [], hands)
         legal = ["hit", "stand"]
-        can_double = len(hand.cards) == 2 and self.rules.can_double(b, hand)
-        can_split = len(hand.cards) == 2 and self.rules.can_split(b, hand)
-        legal += ["double"] * can_double + ["split"] * can_split
+        may_double = len(hand.cards) == 2 and can_double(self.profile, hand)
+        may_split = len(hand.cards) == 2 and can_split(self.profile, b, hand)
+        legal += ["double"] * may_double + ["split"] * may_split
         if random.random() < self.explore or self.dealer_up < 0 or len(hand.cards) < 2:
             return random.choice(legal)
-        action = self.strategy.action(hand.cards, self.dealer_up, can_double, can_split)
+        action = self.strategy.action(hand.cards, self.dealer_up, may_double, may_split)
         return action if action in legal else ("hit" if hand_value(hand.cards)[0] < 17 else "stand")
 
 

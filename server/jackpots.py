@@ -16,12 +16,15 @@ from typing import Any
 import msgspec
 
 from blackjack import jackpot as J
+from blackjack import jackpot_pool as JP
+from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
 from server.money import jackpot_transfers
 
 log = logging.getLogger("casino.jackpots")
+_SERVER = Actor("system", "system")  # the pool's commands are the server's
 
 
 def config_of(engine: Any) -> Any:
@@ -40,15 +43,15 @@ async def _load(ctx: Any, conn: Any, cfg: Any, table: str) -> tuple[Any, list[An
     """The pool, locked for this transaction; opened (seeded by ``table``'s bank) if new."""
     row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
     if row is not None:
-        return J.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=J.PoolState)), []
-    pool = J.JackpotPool(cfg)
-    events = pool.handle(J.Open(table=table))
+        return JP.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=JP.PoolState)), []
+    pool = JP.JackpotPool(cfg)
+    events = pool.handle(JP.Open(table=table), _SERVER)
     mine = await conn.fetchval(
         "INSERT INTO jackpot_pools (name, state) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name",
         cfg.jackpot, msgspec.json.encode(pool.state))
     if mine is None:  # another process opened it first: use theirs
         row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
-        return J.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=J.PoolState)), []
+        return JP.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=JP.PoolState)), []
     return pool, events
 
 
@@ -60,15 +63,15 @@ async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any
     commands = []
     for ev in events:
         if isinstance(ev, J.JackpotRoundStarted):
-            commands.append(J.Enter(table=ev.table, round=ev.round))
+            commands.append(JP.Enter(table=ev.table, round=ev.round))
         elif isinstance(ev, J.JackpotRoundReport):
-            commands.append(J.Report(table=ev.table, round=ev.round, stakes=ev.stakes, hits=list(ev.hits)))
+            commands.append(JP.Report(table=ev.table, round=ev.round, stakes=ev.stakes, hits=list(ev.hits)))
     if not commands:
         return []
     pool, out = await _load(ctx, conn, cfg, table)
     for command in commands:
         try:
-            out += pool.handle(command)
+            out += pool.handle(command, _SERVER)
         except GameError as exc:  # e.g. a round the pool never saw: it must not stop the table
             log.error("jackpot %s: %s refused: %s", cfg.jackpot, type(command).__name__, exc.message)
     await conn.execute("UPDATE jackpot_pools SET state = $2, updated_at = now() WHERE name = $1",

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from blackjack.jackpot import JackpotContributed, JackpotPaid, JackpotSeeded
+from blackjack.jackpot_pool import JackpotContributed, JackpotPaid, JackpotSeeded
 from games.ledger import accounts
 from games.ledger.model import MAX_REF, Hold, Op, Post, Transfer, Void
 from games.wagers import ChipsUnclaimed, WagerPlaced, WagerRefunded, WagerSettled, WagerVoided

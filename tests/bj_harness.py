@@ -1,6 +1,8 @@
 """A blackjack table dealt from a rigged shoe, with helpers to read what happened.
 
 Shared by tests/blackjack and tests/blackjack_lugano (on the path via pytest's ``pythonpath``).
+Commands carry no actor: ``do``, ``refused`` and the engine's ``handle`` take it apart
+(``by``: an ``Actor``, or a player's id for that player).
 """
 
 from __future__ import annotations
@@ -9,12 +11,19 @@ import msgspec
 import pytest
 
 from blackjack import commands as C
-from blackjack.rig import rigged_shoe
+from blackjack.state import TableState
 from blackjack.table import BlackjackTable
+from games.commands import Actor
 from games.errors import GameError
+from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
-CROUPIER = dict(by="c1", role="croupier")
+CROUPIER = Actor("c1", "croupier")
+
+
+def actor(by: Actor | str) -> Actor:
+    """``by`` as an actor: a bare id is a player."""
+    return by if isinstance(by, Actor) else Actor(by)
 
 
 class Harness:
@@ -25,30 +34,30 @@ class Harness:
         self.t = BlackjackTable(table_id, profile, min_bet=min_bet, max_bet=max_bet, live=live)
         self.events: list = []
         if live:
-            self.do(C.Shuffle(**CROUPIER))
-            self.do(C.Cut(**CROUPIER, at=profile.cut_margin))
+            self.do(C.Shuffle(), by=CROUPIER)
+            self.do(C.Cut(at=profile.cut_margin), by=CROUPIER)
         else:
             order, at = rigged_shoe(profile, cards, cut_at)
-            self.do(C.Shuffle(**CROUPIER, order=order))
-            self.do(C.Cut(**CROUPIER, at=at))
+            self.do(C.Shuffle(order=order), by=CROUPIER)
+            self.do(C.Cut(at=at), by=CROUPIER)
 
     @property
     def s(self):
         return self.t.state
 
-    def do(self, cmd):
-        ev = self.t.handle(cmd)
+    def do(self, cmd, by):
+        ev = self.t.handle(cmd, actor(by))
         self.events += ev
         return ev
 
     def bet(self, player, box, amount=1000):
-        return self.do(C.PlaceBet(by=player, box=box, amount=amount))
+        return self.do(C.PlaceBet(box=box, amount=amount), by=player)
 
     def close(self):
-        return self.do(C.CloseBets(**CROUPIER))
+        return self.do(C.CloseBets(), by=CROUPIER)
 
     def act(self, player, cls, box, hand=0):
-        return self.do(cls(by=player, box=box, hand=hand))
+        return self.do(cls(box=box, hand=hand), by=player)
 
     def settled(self) -> dict[str, WagerSettled]:
         return {e.wager: e for e in self.events if isinstance(e, WagerSettled)}
@@ -70,11 +79,11 @@ class Harness:
     def snapshot(self) -> bytes:
         return msgspec.msgpack.encode(self.t.state)
 
-    def refused(self, cmd, code):
-        """Assert ``cmd`` is refused with ``code`` and leaves the state byte-identical."""
+    def refused(self, cmd, code, by):
+        """Assert ``cmd`` from ``by`` is refused with ``code`` and leaves the state byte-identical."""
         before = self.snapshot()
         with pytest.raises(GameError) as exc:
-            self.t.handle(cmd)
+            self.t.handle(cmd, actor(by))
         assert exc.value.code == code, exc.value
         assert self.snapshot() == before
 
@@ -83,7 +92,29 @@ def stand_all(h: Harness) -> None:
     """Close any offers and stand every hand left, each by its holder, to the round's end."""
     while h.s.phase in ("play", "offers"):
         if h.s.phase == "offers":
-            h.do(C.CloseOffers(**CROUPIER))
+            h.do(C.CloseOffers(), by=CROUPIER)
             continue
         b = h.s.boxes[h.s.turn_box]
-        h.do(C.Stand(by=b.holder, box=b.number, hand=h.s.turn_hand))
+        h.do(C.Stand(box=b.number, hand=h.s.turn_hand), by=b.holder)
+
+
+# -- what the engine's users do with its values (tests only) ---------------------------------
+
+
+def encode_state(state: TableState) -> bytes:
+    return msgspec.msgpack.encode(state)
+
+
+def decode_state(data: bytes) -> TableState:
+    return msgspec.msgpack.decode(data, type=TableState)
+
+
+_decoder = msgspec.json.Decoder(C.Command)
+
+
+def decode_command(data: bytes | str) -> C.Command:
+    """Parse a JSON command; a malformed one is a GameError(malformed_command)."""
+    try:
+        return _decoder.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise GameError("malformed_command", f"That command could not be read: {exc}.") from None

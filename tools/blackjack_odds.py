@@ -22,7 +22,6 @@ from typing import Any
 
 import msgspec
 
-from blackjack.cards import full_shoe
 from blackjack.jackpot import LEVELS, Blazing7s, blazing_line
 from blackjack.sidebets import (
     PP_LINES,
@@ -34,6 +33,7 @@ from blackjack.sidebets import (
     perfect_pairs_line,
     twenty_one_plus_three_line,
 )
+from games.cards import full_shoe
 
 
 class LineOdds(msgspec.Struct):

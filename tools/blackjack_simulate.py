@@ -14,19 +14,22 @@ from collections.abc import Callable
 import msgspec
 
 from blackjack import commands as C
-from blackjack.cards import full_shoe
 from blackjack.profiles import Profile
-from blackjack.shoe import cut_bounds
+from blackjack.round.deal import cards_on_table
+from blackjack.round.decisions import can_double, can_split
 from blackjack.strategy import DOUBLE, HIT, SPLIT, STAND, strategy_for
 from blackjack.table import BlackjackTable
+from games.cards import full_shoe
+from games.commands import Actor
 from games.rng import SeededRng, shuffled
+from games.shoe import cut_bounds
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 from tools.parallel import Stopwatch, run_chunks
 
 UNIT = 1000  # each box stakes 10.00 (in minor units) every round
 CHUNK = 5000
-PLAYER = "sim"
-CROUPIER = "sim-croupier"
+PLAYER = Actor("sim")
+CROUPIER = Actor("sim-croupier", "croupier")
 
 
 class Stats(msgspec.Struct):
@@ -71,68 +74,65 @@ def play_chunk(profile: Profile, rounds: int, seed: int, chunk: int, boxes: int)
     handle = table.handle
     lo, hi = cut_bounds(profile, profile.cards)
     deck = full_shoe(profile.decks)
-    bets = [C.PlaceBet(by=PLAYER, box=b, amount=UNIT) for b in range(1, boxes + 1)]
-    close = C.CloseBets(by=CROUPIER, role="croupier")
-    close_offers = C.CloseOffers(by=CROUPIER, role="croupier")
+    bets = [C.PlaceBet(box=b, amount=UNIT) for b in range(1, boxes + 1)]
+    close = C.CloseBets()
+    close_offers = C.CloseOffers()
     stats = Stats()
     outcomes: dict[int, int] = {}
     box_of: dict[str, int] = {}
-    can_double = table.can_double
-    can_split = table.can_split
     for _ in range(rounds):
         if s.phase == "shuffle":
-            handle(C.Shuffle(by=CROUPIER, role="croupier", order=shuffled(deck, rng)))
+            handle(C.Shuffle(order=shuffled(deck, rng)), CROUPIER)
             who = s.cut_entitled
             at = lo + rng.randbelow(hi - lo + 1)
             if who:
-                handle(C.Cut(by=who, at=None, random_at=at))
+                handle(C.Cut(at=None, random_at=at), Actor(who))
             else:
-                handle(C.Cut(by=CROUPIER, role="croupier", at=at))
+                handle(C.Cut(at=at), CROUPIER)
         events = []
         for b in bets:
-            events += handle(b)
-        events += handle(close)
+            events += handle(b, PLAYER)
+        events += handle(close, CROUPIER)
         while True:
             ph = s.phase
             if ph == "play":
                 box = s.boxes[s.turn_box]
                 hand = box.hands[s.turn_hand]
-                cd = can_double(box, hand)
-                cs = can_split(box, hand)
+                cd = can_double(profile, hand)
+                cs = can_split(profile, box, hand)
                 a = strat.action(hand.cards, s.dealer[0], cd, cs)
                 if hand.split_aces and a != SPLIT:
                     a = STAND  # split aces take no more cards
                 cmd: C.Command
                 if a == STAND:
-                    cmd = C.Stand(by=PLAYER, box=box.number, hand=s.turn_hand)
+                    cmd = C.Stand(box=box.number, hand=s.turn_hand)
                 elif a == HIT:
-                    cmd = C.Hit(by=PLAYER, box=box.number, hand=s.turn_hand)
+                    cmd = C.Hit(box=box.number, hand=s.turn_hand)
                 elif a == DOUBLE:
-                    cmd = C.Double(by=PLAYER, box=box.number, hand=s.turn_hand)
+                    cmd = C.Double(box=box.number, hand=s.turn_hand)
                 else:
-                    cmd = C.Split(by=PLAYER, box=box.number, hand=s.turn_hand)
-                events += handle(cmd)
+                    cmd = C.Split(box=box.number, hand=s.turn_hand)
+                events += handle(cmd, PLAYER)
             elif ph == "offers":
-                events += handle(close_offers)  # basic strategy never insures
+                events += handle(close_offers, CROUPIER)  # basic strategy never insures
             elif ph == "reshuffle":
                 rest = list(deck)
-                for c in table._cards_on_table():
+                for c in cards_on_table(s):
                     rest.remove(c)
-                events += handle(C.Shuffle(by=CROUPIER, role="croupier", order=shuffled(rest, rng)))
+                events += handle(C.Shuffle(order=shuffled(rest, rng)), CROUPIER)
             else:
                 break
         net = 0
         box_net: dict[int, int] = {}
         for e in events:
-            t = type(e)
-            if t is WagerSettled:
+            if type(e) is WagerSettled:
                 d = e.returned + e.won - e.stake
                 net += d
                 number = box_of.pop(e.wager)
                 box_net[number] = box_net.get(number, 0) + d
-            elif t is WagerPlaced:
+            elif type(e) is WagerPlaced:
                 box_of[e.wager] = int(e.spot.split()[1])
-            elif t is WagerVoided:
+            elif type(e) is WagerVoided:
                 box_of.pop(e.wager, None)
                 stats.voided += 1
         stats.rounds += 1

@@ -108,7 +108,7 @@ class GameKind:
             return self._decoder.decode(raw)
         except msgspec.ValidationError as exc:
             raise GameError("invalid_command", f"Not a valid {self.name} command: {exc}") from None
-        except msgspec.DecodeError as exc:  # not JSON, nested too deep, not UTF-8
+        except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # not JSON, nested too deep, not UTF-8
             raise GameError("malformed", f"Malformed JSON: {exc}") from None
 
     def _decode_with_actor(self, raw: bytes, who: Any) -> Any:

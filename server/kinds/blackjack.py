@@ -1,31 +1,39 @@
 """Blackjack (Campione, Titano, Lugano profiles) behind the server: who may send what,
-the RNG table's shoe and clock, decision time-outs, and what a crash leaves behind."""
+the RNG table's shoe and clock, decision time-outs, and what a crash leaves behind.
+
+Commands carry no actor (``games.commands``): the base class decodes a client's with the
+typed decoder and the runtime hands the engine the actor of whoever submitted it. The
+commands built here are submitted by the runtime as the table's ``system`` principal (the
+clock, time-outs, a gone player's seat, the jackpot meters, crash recovery) or as the
+member of staff who asked (``close_command``, ``limits_command``)."""
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 import msgspec
 
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack import jackpot as J
-from blackjack.cards import full_shoe
-from blackjack.profiles import BUILTIN, profile as load_profile
-from blackjack.shoe import commitment, cut_bounds, shuffle_order
+from blackjack import jackpot_pool as pool
+from blackjack.phases import ROUND_PHASES, Phase
+from blackjack.profiles import BUILTIN
+from blackjack.profiles import profile as load_profile
+from blackjack.round.deal import cards_on_table
 from blackjack.state import TableState
-from blackjack.table import ROUND_PHASES, BlackjackTable
+from blackjack.table import BlackjackTable
+from blackjack.view import TableView
+from games.commands import ROLES, Actor
 from games.errors import GameError
-from games.ledger.limits import TableLimits
 from games.money import currency
-from games.rng import SystemRng, shuffled
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
+from server.kinds.shoe_secret import ShoeRevealed, ShoeSecret, new_shoe, random_cut, revealed
+from server.store.limits import TableLimits
 
 # The console's commands. A player may send any other, for himself only (the engine checks
-# the seat, the box and the turn against ``by``); staff send those only for floor players at
-# live tables (the engine refuses anything else).
+# the seat, the box and the turn against his actor); staff send those only for floor players
+# at live tables (the engine refuses anything else).
 STAFF_COMMANDS = (C.Shuffle, C.Reshuffle, C.CutCardOut, C.CloseBets, C.SetLimits, C.Card, C.CloseOffers,
                   C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters, C.ReleaseSeat, C.CloseTable)
 # On an RNG table the server deals and only players play; no card is misdealt, misdrawn or
@@ -38,26 +46,7 @@ RNG_ONLY_SERVER = (C.Card, C.CutCardOut, C.Sit, C.Leave, C.PlaceBet, C.WithdrawB
 # The server's own: the pool's meters, and freeing the seat of a player gone for the house's
 # time (no console may cancel a connected player's bets by freeing his seat).
 SERVER_ONLY = (C.JackpotMeters, C.ReleaseSeat)
-ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director"}
-
-_rng = SystemRng()
-
-
-class ShoeRevealed(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="shoe_revealed"):
-    """The server's event once a shoe is over: the order it committed to at the shuffle (before
-    the cut) and the salt, so anyone can check ``sha256(salt ‖ bytes(order)) == commitment``."""
-
-    commitment: str
-    salt: str
-    order: list[int]
-
-
-class ShoeSecret(msgspec.Struct, frozen=True):
-    """What the commitment of the shoe in play hides until its end."""
-
-    commitment: str
-    salt: str
-    order: list[int]
+_TAGS = {cls: str(cls.__struct_config__.tag) for cls in (*STAFF_COMMANDS, *RNG_ONLY_SERVER)}
 
 
 class _Persisted(msgspec.Struct):
@@ -78,7 +67,8 @@ class BlackjackKind(GameKind):
     engine_cls = ServerTable
     command_type = C.Command
     # The table's events and the linked jackpot pool's (they join the table's stream).
-    event_type = E.Event | ShoeRevealed | J.RoundEntered | J.JackpotContributed | J.JackpotSeeded | J.JackpotWon | J.JackpotPaid
+    event_type = (E.Event | ShoeRevealed | pool.RoundEntered | pool.JackpotContributed | pool.JackpotSeeded
+                  | pool.JackpotWon | pool.JackpotPaid)
     state_type = TableState
     profiles = tuple(BUILTIN)
     settings_keys = ("min_bet", "max_bet")
@@ -100,19 +90,16 @@ class BlackjackKind(GameKind):
 
     def load(self, state: bytes) -> ServerTable:
         try:
-            saved = _persisted_decoder.decode(state)
-        except msgspec.ValidationError:  # a state written before the shoe's secret was kept
-            return ServerTable.from_state(self._state_decoder.decode(state))
+            # (an old ``need`` would be dropped silently as an unknown field: upgrade it)
+            saved = _upgraded(state) if b'"need"' in state else _persisted_decoder.decode(state)
+        except msgspec.ValidationError:  # an older layout: upgraded below
+            saved = _upgraded(state)
         engine = ServerTable.from_state(saved.engine)
         engine.shoe = saved.shoe
         return engine
 
     def dump(self, engine: ServerTable) -> bytes:
         return msgspec.json.encode(_Persisted(engine.state, engine.shoe))
-
-    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
-        obj["by"] = who.id
-        obj["role"] = ENGINE_ROLE.get(who.role, "player")
 
     def authorize(self, command: Any, who: Principal, table: TableInfo) -> Any:
         if who.role == "player":
@@ -139,15 +126,14 @@ class BlackjackKind(GameKind):
             return msgspec.structs.replace(command, random_at=self._random_cut(table))
         return command
 
-    def engine_events(self, engine: ServerTable, command: Any, actor: Any) -> list[Any]:
-        # Transitional: the engine still reads its actor from the command's ``by``.
+    def engine_events(self, engine: ServerTable, command: Any, actor: Actor) -> list[Any]:
         s: TableState = engine.state
         secret = None
         if isinstance(command, C.Shuffle) and not s.live and not command.order:
-            # A fresh salt per shoe: the commitment published now hides the order until the reveal.
-            command = msgspec.structs.replace(command, order=self._order(engine), salt=secrets.token_hex(16))
-            secret = ShoeSecret(commitment(command.order, command.salt), command.salt, command.order)
-        events = list(engine.handle(command))
+            # Mid-round every card not on the table goes back into the shoe.
+            secret = new_shoe(s.profile, cards_on_table(s) if s.phase == Phase.RESHUFFLE else None)
+            command = msgspec.structs.replace(command, order=secret.order, salt=secret.salt)
+        events: list[Any] = list(engine.handle(command, actor))
         out: list[Any] = []
         for ev in events:
             if isinstance(ev, E.ShoeShuffled) and secret is not None:
@@ -161,64 +147,46 @@ class BlackjackKind(GameKind):
     @staticmethod
     def _reveal(engine: ServerTable) -> list[ShoeRevealed]:
         shoe, engine.shoe = engine.shoe, None
-        return [] if shoe is None else [ShoeRevealed(commitment=shoe.commitment, salt=shoe.salt, order=shoe.order)]
-
-    def _order(self, engine: BlackjackTable) -> list[int]:
-        s: TableState = engine.state
-        if s.phase == "reshuffle":
-            # Mid-round: every card not on the table goes back into the shoe.
-            expected = full_shoe(s.profile.decks)
-            for c in engine._cards_on_table():
-                expected.remove(c)
-            return shuffled(expected, _rng)
-        return shuffle_order(s.profile, _rng)
+        return revealed(shoe)
 
     def _random_cut(self, table: TableInfo) -> int:
         p = load_profile(table.profile)
-        lo, hi = cut_bounds(p, p.cards)
-        return lo + _rng.randbelow(hi - lo + 1)
-
-    def _croupier(self, table: TableInfo) -> dict[str, str]:
-        return {"by": f"system-{table.id}", "role": "croupier"}
-
-    def _system(self, table: TableInfo) -> dict[str, str]:
-        return {"by": f"system-{table.id}", "role": "system"}
+        return random_cut(p, p.cards)
 
     def next_timer(self, engine: BlackjackTable, table: TableInfo, settings: Any) -> Timer | None:
         s: TableState = engine.state
         r = s.round
-        system = self._system(table)
         # Decisions time out on every table: the default action is sent as a command.
-        if s.phase == "offers":
-            return Timer(f"offers:{r}", settings.decision_seconds, C.DeclineOffer(box=0, **system))
-        if s.phase == "play" and s.behind:
+        if s.phase == Phase.OFFERS:
+            return Timer(f"offers:{r}", settings.decision_seconds, C.DeclineOffer(box=0))
+        if s.phase == Phase.PLAY and s.behind:
             box = s.boxes[s.turn_box].number
-            cmd = (C.BehindDouble(box=box, accept=False, **system) if s.behind_action == "double"
-                   else C.BehindSplit(box=box, choice="first", **system))
+            cmd = (C.BehindDouble(box=box, accept=False) if s.behind_action == "double"
+                   else C.BehindSplit(box=box, choice="first"))
             return Timer(f"behind:{r}:{box}:{s.turn_hand}", settings.decision_seconds, cmd)
-        if s.phase == "play" and not s.need and s.turn_box < len(s.boxes):
-            box = s.boxes[s.turn_box]
-            hand = box.hands[s.turn_hand]
-            return Timer(f"turn:{r}:{box.number}:{s.turn_hand}:{len(hand.cards)}", settings.decision_seconds,
-                         C.Stand(box=box.number, hand=s.turn_hand, **system))
-        if s.phase == "cut" and s.cut_entitled:
+        if s.phase == Phase.PLAY and not s.deal_queue and s.turn_box < len(s.boxes):
+            box_ = s.boxes[s.turn_box]
+            hand = box_.hands[s.turn_hand]
+            return Timer(f"turn:{r}:{box_.number}:{s.turn_hand}:{len(hand.cards)}", settings.decision_seconds,
+                         C.Stand(box=box_.number, hand=s.turn_hand))
+        if s.phase == Phase.CUT and s.cut_entitled:
             # A silent player passes the cut: to the next on his left (Campione Art. 30) or the house.
-            return Timer(f"cut:{r}:{s.cut_entitled}", settings.decision_seconds, C.PassCut(**system))
+            return Timer(f"cut:{r}:{s.cut_entitled}", settings.decision_seconds, C.PassCut())
         if table.mode != "rng":
             return None
-        croupier = self._croupier(table)
-        if s.phase in ("shuffle", "reshuffle"):
-            return Timer(f"shuffle:{r}:{s.phase}", 0.0, C.Shuffle(**croupier))
-        if s.phase == "cut":
-            return Timer(f"cut:{r}", 0.0, lambda: C.Cut(random_at=self._random_cut(table), **system))
-        if s.phase == "betting" and s.bets:
-            return Timer(f"close:{r}", settings.betting_seconds, C.CloseBets(**croupier))
+        # An RNG table's croupier is the server: it shuffles, cuts for the house and closes the bets.
+        if s.phase in (Phase.SHUFFLE, Phase.RESHUFFLE):
+            return Timer(f"shuffle:{r}:{s.phase}", 0.0, C.Shuffle())
+        if s.phase == Phase.CUT:
+            return Timer(f"cut:{r}", 0.0, lambda: C.Cut(random_at=self._random_cut(table)))
+        if s.phase == Phase.BETTING and s.bets:
+            return Timer(f"close:{r}", settings.betting_seconds, C.CloseBets())
         return None
 
     def recover(self, engine: BlackjackTable, table: TableInfo) -> tuple[list[Any], str]:
         s: TableState = engine.state
         if s.phase in ROUND_PHASES:
-            return ([C.VoidRound(reason="the server stopped during the round", **self._croupier(table))],
+            return ([C.VoidRound(reason="the server stopped during the round")],
                     f"round {s.round} void: every stake of the round is returned")
         return [], ""
 
@@ -236,7 +204,7 @@ class BlackjackKind(GameKind):
             raise GameError("invalid_limits", "A blackjack table needs a minimum and a maximum.")
         if maxima:
             raise GameError("invalid_limits", "A blackjack table has one minimum and one maximum, no 'maxima'.")
-        return C.SetLimits(min_bet=minimum, max_bet=maximum, by=who.id, role=ENGINE_ROLE.get(who.role, "player"))
+        return C.SetLimits(min_bet=minimum, max_bet=maximum)
 
     def seated(self, engine: BlackjackTable) -> list[str]:
         return [p for p in engine.state.seats[1:] if p]
@@ -245,20 +213,19 @@ class BlackjackKind(GameKind):
         s: TableState = engine.state
         if player not in s.seats[1:] or s.phase in ROUND_PHASES:
             return None
-        return C.ReleaseSeat(box=s.seats.index(player, 1), reason="the player left the table",
-                             **self._system(table))
+        return C.ReleaseSeat(box=s.seats.index(player, 1), reason="the player left the table")
 
     def close_command(self, engine: BlackjackTable, who: Principal, reason: str) -> Any:
-        if engine.state.phase == "closed":
+        if engine.state.phase == Phase.CLOSED:
             return None
-        return C.CloseTable(by=who.id, role="director", reason=reason)
+        return C.CloseTable(reason=reason)
 
     def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:
-        return C.JackpotMeters(minor=minor, major=major, **self._system(table))
+        return C.JackpotMeters(minor=minor, major=major)
 
     def open_wagers(self, engine: BlackjackTable) -> list[str]:
         s: TableState = engine.state
-        out = [b.wager for b in s.bets] + [b.wager for b in getattr(s, "side_bets", [])]
+        out = [b.wager for b in s.bets] + [b.wager for b in s.side_bets]
         out += [w.id for box in s.boxes for w in box.wagers if not w.settled]
         return out
 
@@ -280,6 +247,47 @@ class BlackjackKind(GameKind):
         return [before if i <= end else after for i in range(len(events))]
 
 
+    def view(self, engine: BlackjackTable, who: Principal | None) -> TableView:
+        """What ``who`` sees, with the commands he may send now: the engine's rules, less
+        what the server keeps to itself (the console's commands from a player, an RNG
+        table's dealing from the staff, the server's own from anyone). Staff must also be
+        assigned to the table (``staff_check``), which the view does not know."""
+        view = engine.view(who.id if who else None)
+        if who is None or who.role not in ROLES:
+            return view
+        legal = engine.legal_commands(self.actor(who))
+        if who.role == "player":
+            hidden = set(STAFF_COMMANDS)
+        else:
+            hidden = set(SERVER_ONLY) if who.role != "system" else set()
+            if not engine.state.live:
+                hidden |= set(RNG_ONLY_SERVER)
+        tags = {_TAGS[c] for c in hidden}
+        view.legal = [t for t in legal if t not in tags]
+        return view
+
+
 _persisted_decoder = msgspec.json.Decoder(_Persisted)
+
+
+def _upgraded(state: bytes) -> _Persisted:
+    """A state saved before the shoe's secret was kept beside it, or before card targets
+    and offers had their own types (``need``: box index * 8 + hand, -1 the dealer, -2 the
+    hole card; ``offers``: "player@box")."""
+    raw = msgspec.json.decode(state)
+    if "engine" not in raw:
+        raw = {"engine": raw}
+    engine = raw["engine"]
+    if "need" in engine:
+        numbers = [b["number"] for b in engine.get("boxes", [])]
+        engine["deal_queue"] = [
+            {"box": 0, "hole": t == -2} if t < 0 else {"box": numbers[t >> 3], "hand": t & 7}
+            for t in engine.pop("need")
+        ]
+    engine["offers"] = [
+        {"player": o[: o.rindex("@")], "box": int(o[o.rindex("@") + 1:])} if isinstance(o, str) else o
+        for o in engine.get("offers", [])
+    ]
+    return msgspec.convert(raw, _Persisted)
 
 KIND = BlackjackKind()

@@ -1,6 +1,7 @@
 import pytest
 
-from blackjack.cards import VALUE, card_name, full_shoe, hand_value, is_blackjack, is_red, parse_card
+from blackjack.hands import VALUE, hand_value, is_blackjack
+from games.cards import card_name, full_shoe, is_red, parse_card
 
 
 def cards(text):
@@ -42,7 +43,7 @@ def test_blackjack_needs_two_cards():
 def test_card_names_and_values():
     assert card_name(parse_card("10h")) == "10H"
     assert card_name(parse_card("TD")) == "10D"
-    assert [VALUE[parse_card(t)] for t in "AS 2S 9S 10S JS QS KS".split()] == [1, 2, 9, 10, 10, 10, 10]
+    assert [VALUE[parse_card(t)] for t in ["AS", "2S", "9S", "10S", "JS", "QS", "KS"]] == [1, 2, 9, 10, 10, 10, 10]
     with pytest.raises(ValueError):
         parse_card("1S")
     assert sorted(full_shoe(4)) == sorted(list(range(52)) * 4)

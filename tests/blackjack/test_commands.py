@@ -3,22 +3,14 @@
 import msgspec
 import pytest
 
+from bj_harness import CROUPIER, decode_command, decode_state, encode_state
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.cards import parse_card
-from blackjack.state import TableState
-from blackjack.table import BlackjackTable, decode_state, encode_state
+from blackjack.state import Offer, TableState
+from blackjack.table import BlackjackTable
+from games.cards import parse_card
+from games.commands import Actor
 from games.errors import GameError
-
-from bj_harness import CROUPIER
-
-
-def refused(h, cmd, code):
-    before = h.snapshot()
-    with pytest.raises(GameError) as exc:
-        h.t.handle(cmd)
-    assert exc.value.code == code, exc.value
-    assert h.snapshot() == before
 
 
 def two_boxes(h):
@@ -29,11 +21,11 @@ def two_boxes(h):
 
 def test_void_the_whole_round_returns_every_stake(table):
     h = table("campione", "6 10 7 5 7")
-    refused(h, C.VoidRound(**CROUPIER), "no_round")
+    h.refused(C.VoidRound(), "no_round", by=CROUPIER)
     two_boxes(h)
     h.act("p1", C.Double, 1)
-    refused(h, C.VoidRound(by="p1"), "staff_only")
-    h.do(C.VoidRound(by="chef", role="chef", reason="misdeal"))
+    h.refused(C.VoidRound(), "staff_only", by="p1")
+    h.do(C.VoidRound(reason="misdeal"), by=Actor("chef", "chef"))
     assert sorted(e.amount for e in h.voided().values()) == [1000, 1000, 1000]
     assert h.of(E.RoundVoided) == [E.RoundVoided(round=1, by="chef", reason="misdeal", boxes=[])]
     assert h.s.phase == "betting" and h.s.round == 2 and not h.settled()
@@ -42,7 +34,7 @@ def test_void_the_whole_round_returns_every_stake(table):
 def test_void_one_box_only_art_19(table):
     h = table("campione", "10 10 7 9 8 10")
     two_boxes(h)
-    h.do(C.VoidRound(**CROUPIER, reason="box 1 had three cards", boxes=[1]))
+    h.do(C.VoidRound(reason="box 1 had three cards", boxes=[1]), by=CROUPIER)
     assert [v.player for v in h.voided().values()] == ["p1"]
     h.act("p2", C.Stand, 2)
     # Dealer 7 10 = 17 against p2's 18.
@@ -52,8 +44,8 @@ def test_void_one_box_only_art_19(table):
 def test_burn_a_card_turned_during_the_drawing(table):
     h = table("campione", "10 10 7 5 8 2 9 10")
     two_boxes(h)
-    refused(h, C.BurnCard(**CROUPIER, card=0), "not_live")
-    h.do(C.BurnCard(**CROUPIER))  # the 2 is burned
+    h.refused(C.BurnCard(card=0), "not_live", by=CROUPIER)
+    h.do(C.BurnCard(), by=CROUPIER)  # the 2 is burned
     h.act("p1", C.Hit, 1)  # 15 + 9
     assert h.of(E.CardBurned) == [E.CardBurned(by="c1", card=parse_card("2S"))]
     assert [e.card for e in h.of(E.CardDealt)][-1] == parse_card("9S")
@@ -62,9 +54,9 @@ def test_burn_a_card_turned_during_the_drawing(table):
 def test_a_misdrawn_card_goes_to_the_next_who_asks_art_24(table):
     h = table("campione", "10 10 7 9 5 3 K")
     two_boxes(h)
-    h.do(C.ExposeCard(**CROUPIER))
+    h.do(C.ExposeCard(), by=CROUPIER)
     assert h.t.view("p1").exposed == parse_card("3S")
-    refused(h, C.ExposeCard(**CROUPIER), "card_already_exposed")
+    h.refused(C.ExposeCard(), "card_already_exposed", by=CROUPIER)
     h.act("p1", C.Stand, 1)  # p1 (19) declines it
     h.act("p2", C.Hit, 2)  # p2 (15) takes it: 18
     assert h.s.boxes[1].hands[0].cards[-1] == parse_card("3S") and h.s.exposed == -1
@@ -72,12 +64,12 @@ def test_a_misdrawn_card_goes_to_the_next_who_asks_art_24(table):
 
 def test_reshuffle_ends_the_shoe_now_or_after_the_round(table):
     h = table("lugano", "")
-    h.do(C.Reshuffle(**CROUPIER))
+    h.do(C.Reshuffle(), by=CROUPIER)
     assert h.s.phase == "shuffle"
     h2 = table("lugano", "10 7 K 10")
     h2.bet("p1", 1)
     h2.close()
-    h2.do(C.Reshuffle(**CROUPIER))
+    h2.do(C.Reshuffle(), by=CROUPIER)
     h2.act("p1", C.Stand, 1)
     assert h2.s.phase == "shuffle" and h2.of(E.RoundSettled)[-1].last_of_shoe
 
@@ -85,46 +77,47 @@ def test_reshuffle_ends_the_shoe_now_or_after_the_round(table):
 def test_refused_decisions_leave_the_table_unchanged(table):
     h = table("campione", "10 9 5 2 3")
     two_boxes(h)  # p1 10 2 (12), p2 9 3 (12) against a 5
-    refused(h, C.Hit(by="p2", box=2), "not_your_turn")
-    refused(h, C.Hit(by="p2", box=1), "not_your_box")
-    refused(h, C.Hit(by="p1", box=1, hand=1), "not_your_turn")
-    refused(h, C.Double(by="p1", box=1), "double_not_allowed")  # 12: Campione doubles on 9-11
-    refused(h, C.Split(by="p1", box=1), "split_not_allowed")
-    refused(h, C.Hit(by="p1", box=5), "no_such_box")
-    refused(h, C.Insure(by="p1", box=1, amount=100), "no_offer")
-    refused(h, C.PlaceBet(by="p1", box=3, amount=1000), "betting_closed")
-    refused(h, C.Hit(by="c1", role="croupier", box=1), "not_for_staff")
-    refused(h, C.Hit(by="system:timeout", role="system", box=1), "system_may_only_stand")
-    refused(h, C.CloseBets(**CROUPIER), "betting_closed")
+    h.refused(C.Hit(box=2), "not_your_turn", by="p2")
+    h.refused(C.Hit(box=1), "not_your_box", by="p2")
+    h.refused(C.Hit(box=1, hand=1), "not_your_turn", by="p1")
+    h.refused(C.Double(box=1), "double_not_allowed", by="p1")  # 12: Campione doubles on 9-11
+    h.refused(C.Split(box=1), "split_not_allowed", by="p1")
+    h.refused(C.Hit(box=5), "no_such_box", by="p1")
+    h.refused(C.Insure(box=1, amount=100), "no_offer", by="p1")
+    h.refused(C.PlaceBet(box=3, amount=1000), "betting_closed", by="p1")
+    h.refused(C.Hit(box=1), "not_for_staff", by=Actor("c1", "croupier"))
+    h.refused(C.Hit(box=1), "system_may_only_stand", by=Actor("system:timeout", "system"))
+    h.refused(C.CloseBets(), "betting_closed", by=CROUPIER)
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        b'{"type": "hit", "by": "p1"}',  # no box
-        b'{"type": "hit", "by": "p1", "box": "one"}',
-        b'{"type": "fly", "by": "p1"}',
-        b'{"type": "hit", "by": "p1", "box": 1, "role": "king"}',
-        b'{"type": "hit", "by": "p1", "box": 1, "extra": 1}',
+        b'{"type": "hit"}',  # no box
+        b'{"type": "hit", "box": "one"}',
+        b'{"type": "fly"}',
+        b'{"type": "hit", "box": 1, "role": "king"}',  # a command never says who sends it
+        b'{"type": "hit", "box": 1, "by": "p1"}',
+        b'{"type": "hit", "box": 1, "extra": 1}',
         b"not json",
     ],
 )
 def test_malformed_commands_are_refused(data):
     with pytest.raises(GameError) as exc:
-        C.decode_command(data)
+        decode_command(data)
     assert exc.value.code == "malformed_command"
 
 
 def test_unknown_command_object_is_refused(table):
     h = table("lugano", "")
-    refused(h, object(), "malformed_command")
+    h.refused(object(), "malformed_command", by="p1")
 
 
 def test_decoded_commands_drive_the_table(table):
     h = table("lugano", "10 7 K 10")
-    h.do(C.decode_command(b'{"type": "place_bet", "by": "p1", "box": 1, "amount": 1000}'))
-    h.do(C.decode_command(b'{"type": "close_bets", "by": "c1", "role": "croupier"}'))
-    h.do(C.decode_command(b'{"type": "stand", "by": "p1", "box": 1}'))
+    h.do(decode_command(b'{"type": "place_bet", "box": 1, "amount": 1000}'), by="p1")
+    h.do(decode_command(b'{"type": "close_bets"}'), by=CROUPIER)
+    h.do(decode_command(b'{"type": "stand", "box": 1}'), by="p1")
     assert h.net("p1") == 1000
 
 
@@ -137,8 +130,8 @@ def test_state_round_trips_mid_round(table):
     twin = BlackjackTable.from_state(decode_state(data))
     assert msgspec.json.encode(twin.state) == msgspec.json.encode(h.s)
     assert msgspec.json.decode(msgspec.json.encode(h.s), type=TableState) == h.s
-    a = h.do(C.Split(by="p1", box=1))
-    b = twin.handle(C.Split(by="p1", box=1))
+    a = h.do(C.Split(box=1), by="p1")
+    b = twin.handle(C.Split(box=1), Actor("p1"))
     assert a == b
 
 
@@ -157,16 +150,16 @@ def test_view_hides_the_shoe_and_the_hole_card(table):
 
 def test_seats(table):
     h = table("lugano", "")
-    h.do(C.Sit(by="p1", box=3))
-    refused(h, C.Sit(by="p2", box=3), "seat_taken")
-    refused(h, C.Sit(by="p1", box=4), "already_seated")
-    refused(h, C.Sit(by="p2", box=8), "no_such_box")
-    h.do(C.Leave(by="p1"))
-    refused(h, C.Leave(by="p1"), "not_seated")
+    h.do(C.Sit(box=3), by="p1")
+    h.refused(C.Sit(box=3), "seat_taken", by="p2")
+    h.refused(C.Sit(box=4), "already_seated", by="p1")
+    h.refused(C.Sit(box=8), "no_such_box", by="p2")
+    h.do(C.Leave(), by="p1")
+    h.refused(C.Leave(), "not_seated", by="p1")
     h.bet("p1", 1)
-    h.do(C.WithdrawBet(by="p1", box=1))
+    h.do(C.WithdrawBet(box=1), by="p1")
     assert list(h.voided().values())[0].reason == "withdrawn"
-    refused(h, C.CloseBets(**CROUPIER), "no_bets")
+    h.refused(C.CloseBets(), "no_bets", by=CROUPIER)
 
 
 # -- audit fixes (2026-11-21) ----------------------------------------------------------------
@@ -176,13 +169,13 @@ def test_voiding_a_box_during_the_offers_withdraws_its_offers(table):
     # Campione, dealer's ace up: p1 has a blackjack (A K, even money on offer), p2 17 (9 8).
     h = table("campione", "A 9 A K 8 7")
     two_boxes(h)
-    assert sorted(h.s.offers) == ["p1@1", "p2@2"]
-    h.do(C.VoidRound(**CROUPIER, reason="box 1 dealt in error", boxes=[1]))
-    assert h.s.offers == ["p2@2"]
+    assert sorted(h.s.offers) == [Offer("p1", 1), Offer("p2", 2)]
+    h.do(C.VoidRound(reason="box 1 dealt in error", boxes=[1]), by=CROUPIER)
+    assert h.s.offers == [Offer("p2", 2)]
     # The void stake can be neither paid even money nor insured (it was settled twice before).
-    refused(h, C.EvenMoney(by="p1", box=1), "no_even_money")
-    refused(h, C.Insure(by="p1", box=1, amount=500), "no_offer")
-    h.do(C.DeclineOffer(by="p2", box=2))
+    h.refused(C.EvenMoney(box=1), "no_even_money", by="p1")
+    h.refused(C.Insure(box=1, amount=500), "no_offer", by="p1")
+    h.do(C.DeclineOffer(box=2), by="p2")
     h.act("p2", C.Stand, 2)  # 17 against A 7 = soft 18
     assert [v.amount for v in h.voided().values()] == [1000]
     assert h.net("p2") == -1000 and h.net("p1") == 0
@@ -192,8 +185,8 @@ def test_voiding_a_box_during_the_offers_withdraws_its_offers(table):
 def test_voiding_the_last_box_with_an_offer_starts_the_play(table):
     h = table("campione", "A 9 A K 8 7")
     two_boxes(h)
-    h.do(C.DeclineOffer(by="p2", box=2))
-    h.do(C.VoidRound(**CROUPIER, boxes=[1]))
+    h.do(C.DeclineOffer(box=2), by="p2")
+    h.do(C.VoidRound(boxes=[1]), by=CROUPIER)
     assert h.s.phase == "play" and h.of(E.OffersClosed) and h.of(E.Turn)[-1].box == 2
 
 
@@ -202,8 +195,8 @@ def test_a_misdrawn_card_nobody_took_leaves_the_shoe(table):
     # with the card after it (the K), never with the 3.
     h = table("campione", "10 10 7 9 5 3 K 2")
     two_boxes(h)
-    h.do(C.ExposeCard(**CROUPIER))
-    h.do(C.VoidRound(**CROUPIER))
+    h.do(C.ExposeCard(), by=CROUPIER)
+    h.do(C.VoidRound(), by=CROUPIER)
     n = len(h.of(E.CardDealt))
     two_boxes(h)
     assert h.of(E.CardDealt)[n].card == parse_card("KS")
@@ -216,16 +209,16 @@ def test_titano_and_lugano_burn_a_misdrawn_card_in_any_phase(table):
     h.bet("p1", 1)
     h.close()
     assert h.s.phase == "offers"
-    refused(h, C.ExposeCard(**CROUPIER), "misdrawn_card_burned")
-    h.do(C.BurnCard(**CROUPIER))
-    h.do(C.DeclineOffer(by="p1", box=1))
+    h.refused(C.ExposeCard(), "misdrawn_card_burned", by=CROUPIER)
+    h.do(C.BurnCard(), by=CROUPIER)
+    h.do(C.DeclineOffer(box=1), by="p1")
     h.act("p1", C.Hit, 1)  # 16 + 10: bust
     assert h.of(E.CardBurned) == [E.CardBurned(by="c1", card=parse_card("2S"))]
     assert h.net("p1") == -1000
     lugano = table("lugano", "9 A 7")
     lugano.bet("p1", 1)
     lugano.close()
-    refused(lugano, C.ExposeCard(**CROUPIER), "misdrawn_card_burned")
+    lugano.refused(C.ExposeCard(), "misdrawn_card_burned", by=CROUPIER)
 
 
 def test_campione_burns_a_turned_card_only_during_the_drawing(table):
@@ -233,4 +226,35 @@ def test_campione_burns_a_turned_card_only_during_the_drawing(table):
     h = table("campione", "9 8 A 7 5 2")
     two_boxes(h)
     assert h.s.phase == "offers"
-    refused(h, C.BurnCard(**CROUPIER), "burn_not_allowed_now")
+    h.refused(C.BurnCard(), "burn_not_allowed_now", by=CROUPIER)
+
+
+def _legacy(state: TableState) -> dict:
+    """``state`` as builds before ``CardTarget`` and ``Offer`` saved it: ``need`` held box
+    index * 8 + hand (-1 the dealer, -2 the hole card), ``offers`` held "player@box"."""
+    raw = msgspec.to_builtins(state)
+    index = {b.number: i for i, b in enumerate(state.boxes)}
+    raw["need"] = [(-2 if t.hole else -1) if not t.box else index[t.box] * 8 + t.hand for t in state.deal_queue]
+    del raw["deal_queue"]
+    raw["offers"] = [o.label() for o in state.offers]
+    return raw
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_states_saved_before_card_targets_and_offers_had_types_still_load(table, wrapped):
+    from server.kinds import KINDS
+
+    kind = KINDS["blackjack"]
+    live = table("titano", live=True)  # the hole card is dealt face down
+    live.bet("p1", 1)
+    live.bet("p2", 2)
+    live.close()
+    offers = table("campione", "A 9 A K 8 7")
+    offers.bet("p1", 1)
+    offers.bet("p2", 2)
+    offers.close()
+    assert len(live.s.deal_queue) == 6 and offers.s.offers
+    for h in (live, offers):
+        raw = _legacy(h.s)
+        saved = kind.load(msgspec.json.encode({"engine": raw, "shoe": None} if wrapped else raw))
+        assert msgspec.json.encode(saved.state) == msgspec.json.encode(h.s)

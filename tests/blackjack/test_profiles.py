@@ -85,9 +85,9 @@ def test_profile_can_grow_fields_and_round_trips():
 
 
 # Each house's doubling and splitting limits, checked on the engine itself.
-from blackjack.cards import parse_card  # noqa: E402
+from blackjack.round.decisions import can_double, can_split  # noqa: E402
 from blackjack.state import Box, Hand  # noqa: E402
-from blackjack.table import BlackjackTable  # noqa: E402
+from games.cards import parse_card  # noqa: E402
 
 
 def _hand(text, **flags):
@@ -116,8 +116,8 @@ def _hand(text, **flags):
     ],
 )
 def test_each_house_doubles_and_splits_by_its_rules(profile, cards, flags, hands, double, split):
-    t = BlackjackTable("t", builtin(profile), min_bet=1000, max_bet=10000)
+    p = builtin(profile)
     hand = _hand(cards, **flags)
     box = Box(1, "p1", [], [hand] + [_hand("2S 3S") for _ in range(hands - 1)])
-    assert t.can_double(box, hand) is double
-    assert t.can_split(box, hand) is split
+    assert can_double(p, hand) is double
+    assert can_split(p, box, hand) is split

@@ -12,21 +12,24 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bj_harness import CROUPIER, decode_state, encode_state
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.cards import full_shoe
 from blackjack.profiles import builtin
-from blackjack.table import BlackjackTable, decode_state, encode_state
+from blackjack.table import BlackjackTable
+from games.cards import full_shoe
+from games.commands import Actor
 from games.errors import GameError
 from games.rng import SeededRng, shuffled
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
 PLAYERS = ["p1", "p2", "p3", "p4"]
 STATS: dict[str, int] = {}
-from bj_harness import CROUPIER
+TIMEOUT = Actor("system:timeout", "system")
 
 
 def candidates(t, draw):
+    """(command, actor) pairs to draw from."""
     s = t.state
     p = s.profile
     ph = s.phase
@@ -34,53 +37,53 @@ def candidates(t, draw):
     box = draw(st.integers(1, 7))
     amt = draw(st.sampled_from([999, 1000, 2000, 5000, 10000, 10001]))
     if ph == "shuffle":
-        return [C.Shuffle(**CROUPIER, order=shuffled(full_shoe(p.decks), SeededRng(draw(st.integers(0, 99)))))]
+        return [(C.Shuffle(order=shuffled(full_shoe(p.decks), SeededRng(draw(st.integers(0, 99))))), CROUPIER)]
     if ph == "cut":
         who = s.cut_entitled
         at = draw(st.integers(0, p.cards))
-        cmd = C.Cut(by=who, at=at) if who else C.Cut(**CROUPIER, at=at)
-        return [cmd, C.Cut(by="system:timeout", role="system", random_at=p.cut_margin)]
+        cmd = (C.Cut(at=at), Actor(who)) if who else (C.Cut(at=at), CROUPIER)
+        return [cmd, (C.Cut(random_at=p.cut_margin), TIMEOUT)]
     if ph == "reshuffle":
         on_table = list(s.dealer) + [c for b in s.boxes for h in b.hands for c in h.cards]
         rest = full_shoe(p.decks)
         for c in on_table:
             rest.remove(c)
-        return [C.Shuffle(**CROUPIER, order=shuffled(rest, SeededRng(1)))]
+        return [(C.Shuffle(order=shuffled(rest, SeededRng(1))), CROUPIER)]
     if ph == "betting":
         return [
-            C.PlaceBet(by=pl, box=box, amount=amt),
-            C.PlaceBet(by=pl, box=box, amount=amt),
-            C.CloseBets(**CROUPIER),
-            C.WithdrawBet(by=pl, box=box),
-            C.Sit(by=pl, box=box),
-            C.Reshuffle(**CROUPIER),
+            (C.PlaceBet(box=box, amount=amt), Actor(pl)),
+            (C.PlaceBet(box=box, amount=amt), Actor(pl)),
+            (C.CloseBets(), CROUPIER),
+            (C.WithdrawBet(box=box), Actor(pl)),
+            (C.Sit(box=box), Actor(pl)),
+            (C.Reshuffle(), CROUPIER),
         ]
-    out = [C.VoidRound(**CROUPIER, boxes=[box])]
+    out = [(C.VoidRound(boxes=[box]), CROUPIER)]
     if ph == "offers":
         half = draw(st.integers(0, 6000))
         return out + [
-            C.Insure(by=pl, box=box, amount=half),
-            C.EvenMoney(by=pl, box=box),
-            C.DeclineOffer(by=pl, box=box),
-            C.CloseOffers(**CROUPIER),
-        ] * 4 + [C.BurnCard(**CROUPIER)]  # Titano and Lugano burn a misdrawn card in any phase
+            (C.Insure(box=box, amount=half), Actor(pl)),
+            (C.EvenMoney(box=box), Actor(pl)),
+            (C.DeclineOffer(box=box), Actor(pl)),
+            (C.CloseOffers(), CROUPIER),
+        ] * 4 + [(C.BurnCard(), CROUPIER)]  # Titano and Lugano burn a misdrawn card in any phase
     if ph == "play":
         if s.behind:
-            return out + [
-                C.BehindDouble(by=draw(st.sampled_from(s.behind)), box=s.boxes[s.turn_box].number, accept=draw(st.booleans())),
-                C.BehindSplit(by=draw(st.sampled_from(s.behind)), box=s.boxes[s.turn_box].number,
-                              choice=draw(st.sampled_from(["first", "second", "both"]))),
-                C.BehindSplit(by="system:timeout", role="system", box=s.boxes[s.turn_box].number),
-            ] * 4
+            n = s.boxes[s.turn_box].number
+            doubling = Actor(draw(st.sampled_from(s.behind)))
+            double = (C.BehindDouble(box=n, accept=draw(st.booleans())), doubling)
+            splitting = Actor(draw(st.sampled_from(s.behind)))
+            split = (C.BehindSplit(box=n, choice=draw(st.sampled_from(["first", "second", "both"]))), splitting)
+            return out + [double, split, (C.BehindSplit(box=n), TIMEOUT)] * 4
         b = s.boxes[s.turn_box]
         who = draw(st.sampled_from([b.holder, b.holder, b.holder, pl]))
         hand = s.turn_hand
         return out + [
-            C.Hit(by=who, box=b.number, hand=hand),
-            C.Stand(by=who, box=b.number, hand=hand),
-            C.Double(by=who, box=b.number, hand=hand),
-            C.Split(by=who, box=b.number, hand=hand),
-        ] * 4 + [C.BurnCard(**CROUPIER), C.ExposeCard(**CROUPIER), C.Hit(by=pl, box=box)]
+            (C.Hit(box=b.number, hand=hand), Actor(who)),
+            (C.Stand(box=b.number, hand=hand), Actor(who)),
+            (C.Double(box=b.number, hand=hand), Actor(who)),
+            (C.Split(box=b.number, hand=hand), Actor(who)),
+        ] * 4 + [(C.BurnCard(), CROUPIER), (C.ExposeCard(), CROUPIER), (C.Hit(box=box), Actor(pl))]
     return out
 
 
@@ -96,10 +99,10 @@ def test_random_play_keeps_cards_and_money_straight(name, data):
     exposed = False
     for _ in range(data.draw(st.integers(20, 250))):
         cmds = candidates(t, data.draw)
-        cmd = data.draw(st.sampled_from(cmds))
+        cmd, by = data.draw(st.sampled_from(cmds))
         before = encode_state(t.state)
         try:
-            events = t.handle(cmd)
+            events = t.handle(cmd, by)
         except GameError:
             assert encode_state(t.state) == before
             continue
@@ -153,29 +156,30 @@ def test_live_cards_never_exceed_the_shoe(data):
     # Campione live: the console enters random cards for random recipients; only the
     # right recipient and a card still in the shoe are accepted, anything else changes nothing.
     t = BlackjackTable("t", builtin("campione"), min_bet=1000, max_bet=10000, live=True)
-    t.handle(C.Shuffle(**CROUPIER))
-    t.handle(C.Cut(**CROUPIER, at=50))
+    t.handle(C.Shuffle(), CROUPIER)
+    t.handle(C.Cut(at=50), CROUPIER)
     seen = [0] * 52
     for _ in range(data.draw(st.integers(10, 200))):
         s = t.state
         if s.phase == "betting":
-            cmds = [C.PlaceBet(by="p1", box=1, amount=1000), C.PlaceBet(by="p2", box=2, amount=1000),
-                    C.CloseBets(**CROUPIER)]
+            cmds = [(C.PlaceBet(box=1, amount=1000), Actor("p1")), (C.PlaceBet(box=2, amount=1000), Actor("p2")),
+                    (C.CloseBets(), CROUPIER)]
         elif s.phase == "offers":
-            cmds = [C.CloseOffers(**CROUPIER)]
-        elif s.phase == "play" and not s.need:
+            cmds = [(C.CloseOffers(), CROUPIER)]
+        elif s.phase == "play" and not s.deal_queue:
             b = s.boxes[s.turn_box]
-            cmds = [C.Hit(by=b.holder, box=b.number, hand=s.turn_hand), C.Stand(by=b.holder, box=b.number, hand=s.turn_hand)]
+            cmds = [(C.Hit(box=b.number, hand=s.turn_hand), Actor(b.holder)),
+                    (C.Stand(box=b.number, hand=s.turn_hand), Actor(b.holder))]
         elif s.phase == "shuffle":
-            cmds = [C.Shuffle(**CROUPIER)]
+            cmds = [(C.Shuffle(), CROUPIER)]
         elif s.phase == "cut":
-            cmds = [C.Cut(by=s.cut_entitled, at=60) if s.cut_entitled else C.Cut(**CROUPIER, at=60)]
+            cmds = [(C.Cut(at=60), Actor(s.cut_entitled)) if s.cut_entitled else (C.Cut(at=60), CROUPIER)]
         else:
-            cmds = [C.Card(**CROUPIER, card=data.draw(st.sampled_from([0, 1, 13, 26, 39, 9, 22])),
-                           box=data.draw(st.integers(0, 2)), hand=0)]
+            cmds = [(C.Card(card=data.draw(st.sampled_from([0, 1, 13, 26, 39, 9, 22])),
+                            box=data.draw(st.integers(0, 2)), hand=0), CROUPIER)]
         before = encode_state(t.state)
         try:
-            events = t.handle(data.draw(st.sampled_from(cmds)))
+            events = t.handle(*data.draw(st.sampled_from(cmds)))
         except GameError:
             assert encode_state(t.state) == before
             continue

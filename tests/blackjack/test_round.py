@@ -6,28 +6,19 @@ Stakes are 1000 (CHF 10.00) unless said otherwise.
 """
 
 import msgspec
-import pytest
 
+from bj_harness import CROUPIER
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.profiles import builtin
-from games.errors import GameError
-
-from bj_harness import CROUPIER
+from blackjack.state import Offer
+from games.commands import Actor
 
 
 def two_boxes(h):
     h.bet("p1", 1)
     h.bet("p2", 2)
     h.close()
-
-
-def refused(h, cmd, code):
-    before = h.snapshot()
-    with pytest.raises(GameError) as exc:
-        h.t.handle(cmd)
-    assert exc.value.code == code, exc.value
-    assert h.snapshot() == before  # nothing changed
 
 
 # -- European no hole card: a dealer blackjack takes everything -------------------------
@@ -74,11 +65,11 @@ def test_insurance_pays_two_to_one_and_is_capped_at_half(table):
     h = table("campione", "10 10 A 9 7 K")
     two_boxes(h)
     assert h.s.phase == "offers"
-    refused(h, C.Insure(by="p1", box=1, amount=501), "insurance_too_large")
-    refused(h, C.Insure(by="p2", box=1, amount=100), "no_offer")
-    h.do(C.Insure(by="p1", box=1, amount=500))
-    refused(h, C.Insure(by="p1", box=1, amount=100), "already_insured")
-    h.do(C.DeclineOffer(by="p2", box=2))
+    h.refused(C.Insure(box=1, amount=501), "insurance_too_large", by="p1")
+    h.refused(C.Insure(box=1, amount=100), "no_offer", by="p2")
+    h.do(C.Insure(box=1, amount=500), by="p1")
+    h.refused(C.Insure(box=1, amount=100), "already_insured", by="p1")
+    h.do(C.DeclineOffer(box=2), by="p2")
     assert h.s.phase == "play"
     h.act("p1", C.Stand, 1)
     h.act("p2", C.Stand, 2)
@@ -90,8 +81,8 @@ def test_insurance_pays_two_to_one_and_is_capped_at_half(table):
 def test_insurance_settles_first_and_loses_without_dealer_blackjack(table):
     h = table("campione", "10 10 A 9 7 5 2")
     two_boxes(h)
-    h.do(C.Insure(by="p1", box=1, amount=200))
-    h.do(C.CloseOffers(**CROUPIER))
+    h.do(C.Insure(box=1, amount=200), by="p1")
+    h.do(C.CloseOffers(), by=CROUPIER)
     h.act("p1", C.Stand, 1)
     h.act("p2", C.Stand, 2)
     settled = list(h.settled().values())
@@ -103,8 +94,8 @@ def test_insurance_settles_first_and_loses_without_dealer_blackjack(table):
 def test_even_money_against_a_ten_at_campione(table):
     h = table("campione", "A 10 10 K 8 A")
     two_boxes(h)
-    assert h.s.phase == "offers" and h.s.offers == ["p1@1"]
-    h.do(C.EvenMoney(by="p1", box=1))
+    assert h.s.phase == "offers" and h.s.offers == [Offer("p1", 1)]
+    h.do(C.EvenMoney(box=1), by="p1")
     assert h.net("p1") == 1000
     h.act("p2", C.Stand, 2)
     assert h.net("p1") == 1000 and h.net("p2") == -1000  # dealer drew the ace
@@ -123,8 +114,8 @@ def test_even_money_against_an_ace_at_lugano(table):
     h = table("lugano", "A A K 9")
     h.bet("p1", 1)
     h.close()
-    refused(h, C.Insure(by="p1", box=1, amount=500), "blackjack_not_insurable")
-    h.do(C.EvenMoney(by="p1", box=1))
+    h.refused(C.Insure(box=1, amount=500), "blackjack_not_insurable", by="p1")
+    h.do(C.EvenMoney(box=1), by="p1")
     assert h.net("p1") == 1000
 
 
@@ -149,7 +140,7 @@ def test_four_split_hands_at_titano(table):
     h.act("p1", C.Split, 1)  # hand 0 drew another 8
     h.act("p1", C.Split, 1)  # four hands now
     assert len(h.s.boxes[0].hands) == 4
-    refused(h, C.Split(by="p1", box=1, hand=0), "split_not_allowed")
+    h.refused(C.Split(box=1, hand=0), "split_not_allowed", by="p1")
     h.act("p1", C.Stand, 1, 0)  # 8 8
     h.act("p1", C.Double, 1, 1)  # 8 3, doubles, 10: 21
     h.act("p1", C.Stand, 1, 2)  # 8 2
@@ -162,7 +153,7 @@ def test_campione_allows_one_split_only(table):
     h = table("campione", "8 10 6 8 10 8")
     two_boxes(h)
     h.act("p1", C.Split, 1)
-    refused(h, C.Split(by="p1", box=1, hand=0), "split_not_allowed")
+    h.refused(C.Split(box=1, hand=0), "split_not_allowed", by="p1")
 
 
 def test_split_aces_take_one_card_and_21_is_not_blackjack(table):
@@ -180,7 +171,7 @@ def test_lugano_resplits_aces(table):
     h.bet("p1", 1)
     h.close()
     h.act("p1", C.Split, 1)
-    refused(h, C.Hit(by="p1", box=1, hand=0), "split_aces_one_card")
+    h.refused(C.Hit(box=1, hand=0), "split_aces_one_card", by="p1")
     h.act("p1", C.Split, 1)  # A A again: three hands, each done with its one card
     assert max(e.hand for e in h.of(E.CardDealt)) == 2
     # Hands A K, A Q (21 each, paid even) and A 9; dealer 6 10 10 busts.
@@ -220,10 +211,10 @@ def test_behind_players_choose_whether_to_double(table):
     h.bet("p3", 1, 500)
     h.close()
     h.act("p1", C.Double, 1)
-    refused(h, C.Stand(by="p1", box=1), "not_decision_time")
+    h.refused(C.Stand(box=1), "not_decision_time", by="p1")
     assert h.s.behind == ["p2", "p3"]
-    h.do(C.BehindDouble(by="p2", box=1, accept=True))
-    h.do(C.BehindDouble(by="p3", box=1, accept=False))
+    h.do(C.BehindDouble(box=1, accept=True), by="p2")
+    h.do(C.BehindDouble(box=1, accept=False), by="p3")
     # 6 5 10 = 21; dealer 6 10 10 busts.
     assert (h.net("p1"), h.net("p2"), h.net("p3")) == (2000, 1000, 500)
 
@@ -234,10 +225,10 @@ def test_behind_players_choose_a_split_hand(table):
     h.bet("p2", 1, 500)
     h.bet("p3", 1, 500)
     h.close()
-    refused(h, C.Hit(by="p2", box=1), "not_your_box")
+    h.refused(C.Hit(box=1), "not_your_box", by="p2")
     h.act("p1", C.Split, 1)
-    h.do(C.BehindSplit(by="p2", box=1, choice="second"))
-    h.do(C.BehindSplit(by="p3", box=1, choice="both"))
+    h.do(C.BehindSplit(box=1, choice="second"), by="p2")
+    h.do(C.BehindSplit(box=1, choice="both"), by="p3")
     h.act("p1", C.Stand, 1, 0)  # 8 10
     h.act("p1", C.Hit, 1, 1)  # 8 3 9
     h.act("p1", C.Stand, 1, 1)
@@ -251,10 +242,10 @@ def test_a_time_out_leaves_players_behind_on_the_first_hand(table):
     h.bet("p2", 1, 500)
     h.close()
     h.act("p1", C.Split, 1)
-    refused(h, C.BehindSplit(by="system:timeout", role="system", box=1, choice="both"), "system_may_only_follow_first")
-    h.do(C.BehindSplit(by="system:timeout", role="system", box=1))
+    h.refused(C.BehindSplit(box=1, choice="both"), "system_may_only_follow_first", by=Actor("system:timeout", "system"))
+    h.do(C.BehindSplit(box=1), by=Actor("system:timeout", "system"))
     h.act("p1", C.Stand, 1, 0)
-    h.do(C.Stand(by="system:timeout", role="system", box=1, hand=1))  # 8 3 stands on 11
+    h.do(C.Stand(box=1, hand=1), by=Actor("system:timeout", "system"))  # 8 3 stands on 11
     # Dealer 6 9 10 busts: p2 rode the first hand (8 10) and wins; the holder wins both.
     assert h.net("p2") == 500 and h.net("p1") == 2000
 
@@ -265,7 +256,7 @@ def test_a_time_out_leaves_players_behind_on_the_first_hand(table):
 def test_lone_player_plays_two_boxes_at_campione(table):
     h = table("campione", "")
     h.bet("p1", 1)
-    refused(h, C.CloseBets(**CROUPIER), "lone_player_min_boxes")
+    h.refused(C.CloseBets(), "lone_player_min_boxes", by=CROUPIER)
     h.bet("p1", 4)
     h.close()
     assert [b.number for b in h.s.boxes] == [1, 4]
@@ -277,17 +268,17 @@ def test_crowded_table_one_box_each(table):
         h.bet(f"p{i}", i)
     h.bet("p1", 7)  # six players: p1 may still take a second box
     h.bet("p7", 2)  # a seventh arrives (behind box 2): now the table is crowded
-    refused(h, C.CloseBets(**CROUPIER), "one_box_each")
+    h.refused(C.CloseBets(), "one_box_each", by=CROUPIER)
     h2 = table("campione", "")
     for i in range(1, 8):
         h2.bet(f"p{i}", i if i < 7 else 1)
-    refused(h2, C.PlaceBet(by="p1", box=7, amount=1000), "one_box_each")
+    h2.refused(C.PlaceBet(box=7, amount=1000), "one_box_each", by="p1")
 
 
 def test_highest_bet_holds_a_free_box_tie_nearest_the_shoe(table):
     h = table("lugano", "")
-    h.do(C.Sit(by="far", box=6))
-    h.do(C.Sit(by="near", box=1))
+    h.do(C.Sit(box=6), by="far")
+    h.do(C.Sit(box=1), by="near")
     h.bet("far", 3, 2000)
     h.bet("near", 3, 2000)
     h.bet("low", 4, 1000)
@@ -302,26 +293,26 @@ def test_highest_bet_holds_a_free_box_tie_nearest_the_shoe(table):
 def test_places_behind_and_maxima_per_profile(table):
     t = table("titano", "")
     t.bet("p1", 1)
-    refused(t, C.PlaceBet(by="p2", box=1, amount=1000), "box_full")  # no places behind
-    refused(t, C.PlaceBet(by="p2", box=2, amount=10001), "above_maximum")
-    refused(t, C.PlaceBet(by="p2", box=2, amount=999), "below_minimum")
+    t.refused(C.PlaceBet(box=1, amount=1000), "box_full", by="p2")  # no places behind
+    t.refused(C.PlaceBet(box=2, amount=10001), "above_maximum", by="p2")
+    t.refused(C.PlaceBet(box=2, amount=999), "below_minimum", by="p2")
     lu = table("lugano", "")
     lu.bet("p1", 1, 8000)
     lu.bet("p2", 1, 2000)
-    refused(lu, C.PlaceBet(by="p3", box=1, amount=1000), "above_maximum")  # box with behind: 10000
+    lu.refused(C.PlaceBet(box=1, amount=1000), "above_maximum", by="p3")  # box with behind: 10000
     ca = table("campione", "")
     ca.bet("p1", 1, 10000)
     ca.bet("p2", 1, 10000)  # the maximum is per person in each box
-    refused(ca, C.PlaceBet(by="p1", box=1, amount=1000), "already_bet")
+    ca.refused(C.PlaceBet(box=1, amount=1000), "already_bet", by="p1")
 
 
 def test_limits_change_from_the_next_round(table):
     h = table("campione", "")
-    refused(h, C.SetLimits(by="chef", role="chef", min_bet=1000, max_bet=20000), "bad_limits")  # 1:10
-    refused(h, C.SetLimits(**CROUPIER, min_bet=2000, max_bet=20000), "not_allowed")  # the Direzione's
-    refused(h, C.SetLimits(by="p1", min_bet=2000, max_bet=20000), "staff_only")
+    h.refused(C.SetLimits(min_bet=1000, max_bet=20000), "bad_limits", by=Actor("chef", "chef"))  # 1:10
+    h.refused(C.SetLimits(min_bet=2000, max_bet=20000), "not_allowed", by=CROUPIER)  # the Direzione's
+    h.refused(C.SetLimits(min_bet=2000, max_bet=20000), "staff_only", by="p1")
     two_boxes(h)
-    h.do(C.SetLimits(by="chef", role="chef", min_bet=2000, max_bet=20000))
+    h.do(C.SetLimits(min_bet=2000, max_bet=20000), by=Actor("chef", "chef"))
     assert h.s.min_bet == 1000
     while h.s.phase == "play":
         b = h.s.boxes[h.s.turn_box]
@@ -364,8 +355,8 @@ def test_dealer_draws_nothing_when_every_box_is_bust(table):
 def test_dealer_takes_one_card_for_standing_insurance_only(table):
     h = table("campione", "10 10 A 6 6 10 10 K")
     two_boxes(h)
-    h.do(C.Insure(by="p1", box=1, amount=500))
-    h.do(C.CloseOffers(**CROUPIER))
+    h.do(C.Insure(box=1, amount=500), by="p1")
+    h.do(C.CloseOffers(), by=CROUPIER)
     h.act("p1", C.Hit, 1)
     h.act("p2", C.Hit, 2)
     assert h.s.phase == "betting"
@@ -378,7 +369,7 @@ def play_out(h):
     """Stand on everything until the round is over."""
     while h.s.phase in ("play", "offers"):
         if h.s.phase == "offers":
-            h.do(C.CloseOffers(**CROUPIER))
+            h.do(C.CloseOffers(), by=CROUPIER)
             continue
         b = h.s.boxes[h.s.turn_box]
         h.act(b.holder, C.Stand, b.number, h.s.turn_hand)

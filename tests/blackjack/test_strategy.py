@@ -3,9 +3,9 @@ European no-hole-card charts, and the dealer's probabilities against exact figur
 
 import pytest
 
-from blackjack.cards import parse_card
 from blackjack.profiles import builtin
 from blackjack.strategy import dealer_outcomes, strategy_for
+from games.cards import parse_card
 
 
 def test_dealer_probabilities_infinite_deck():

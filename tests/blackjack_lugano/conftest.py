@@ -15,6 +15,7 @@ from blackjack import commands as C
 from blackjack.profiles import builtin
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
+
 def free_bet_profile():
     return msgspec.structs.replace(builtin("lugano"), name="lugano-free-bet", free_bet=True)
 
@@ -23,7 +24,7 @@ class Harness(BaseHarness):
     """Lugano helpers: side bets, and settlements read as lists in dealing order."""
 
     def side(self, player, box, bet, amount=500, **kw):
-        return self.do(C.PlaceSideBet(by=player, box=box, bet=bet, amount=amount, **kw))
+        return self.do(C.PlaceSideBet(box=box, bet=bet, amount=amount, **kw), by=player)
 
     def settled(self) -> list[WagerSettled]:
         return [e for e in self.events if isinstance(e, WagerSettled)]

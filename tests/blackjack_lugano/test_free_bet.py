@@ -3,7 +3,8 @@ and a dealer 22 pushing every hand but a blackjack. Stakes are 1000."""
 
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.state import FREE_DOUBLE, FREE_SPLIT
+from blackjack.wager_kinds import WagerKind
+from games.commands import Actor
 from games.wagers import WagerPlaced
 
 from .conftest import free_bet_profile
@@ -40,10 +41,11 @@ def test_free_double_after_a_free_split_and_a_free_chip_that_loses(table):
     h.act("p1", C.Double, 1, 0)
     assert h.of(E.Acted)[-1].action == "free double"
     view = h.t.view("p1").boxes[0]
-    assert [w.kind for w in view.wagers] == ["box", FREE_SPLIT, FREE_DOUBLE]  # which part is free
+    assert [w.kind for w in view.wagers] == ["box", WagerKind.FREE_SPLIT, WagerKind.FREE_DOUBLE]  # which part is free
     h.act("p1", C.Stand, 1, 1)
     by_reason = sorted((e.reason, e.stake, e.won) for e in h.settled())
-    assert by_reason == [("free double: win", 0, 1000), ("free split: lose (the house's chip)", 0, 0), ("win", 1000, 1000)]
+    assert by_reason == [
+        ("free double: win", 0, 1000), ("free split: lose (the house's chip)", 0, 0), ("win", 1000, 1000)]
     assert h.net("p1") == 2000
 
 
@@ -81,7 +83,7 @@ def test_free_splits_up_to_four_hands(table):
     h.act("p1", C.Split, 1, 0)
     assert [a.action for a in h.of(E.Acted)] == ["free split"] * 3
     assert len(h.s.boxes[0].hands) == 4
-    h.refused(C.Split(by="p1", box=1, hand=0), "split_not_allowed")
+    h.refused(C.Split(box=1, hand=0), "split_not_allowed", by="p1")
 
 
 def test_dealer_22_pushes_every_hand_but_a_blackjack(table):
@@ -115,7 +117,7 @@ def test_a_voided_free_chip_returns_nothing(table):
     h.bet("p1", 1)
     h.close()
     h.act("p1", C.Split, 1)
-    h.do(C.VoidRound(by="c1", role="croupier", reason="misdeal"))
+    h.do(C.VoidRound(reason="misdeal"), by=Actor("c1", "croupier"))
     assert sorted(v.amount for v in h.voided()) == [0, 1000]
 
 
@@ -123,8 +125,8 @@ def test_a_voided_free_chip_returns_nothing(table):
 
 
 def _act(hand, up, can_double=True, can_split=True):
-    from blackjack.cards import parse_card
     from blackjack.strategy import strategy_for
+    from games.cards import parse_card
 
     cards = [parse_card(c) for c in hand.split()]
     return strategy_for(free_bet_profile()).action(cards, parse_card(up), can_double, can_split)

@@ -7,27 +7,26 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blackjack.jackpot import (
-    Blazing7s,
+from blackjack.jackpot import Blazing7s, Hit, JackpotLevel, MetersChanged
+from blackjack.jackpot_pool import (
     Enter,
-    Hit,
-    JackpotLevel,
     JackpotPaid,
     JackpotPool,
     JackpotSeeded,
     JackpotWon,
-    MetersChanged,
     Open,
     PoolState,
     Report,
 )
-from server.money import jackpot_transfers as transfers
+from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.model import MemoryLedger
+from server.money import jackpot_transfers as transfers
 
 CFG = Blazing7s(jackpot="b7", minor=JackpotLevel(seed=500000, contribution=10),
                 major=JackpotLevel(seed=10000000, contribution=20))
+SERVER = Actor("system", "system")  # the server feeds the pool
 
 
 class Books:
@@ -44,7 +43,7 @@ class Books:
         self.do(Open(table=tables[0]))
 
     def do(self, cmd):
-        ev = self.pool.handle(cmd)
+        ev = self.pool.handle(cmd, SERVER)
         self.events += ev
         for m in transfers(ev, "CHF"):
             for acc in (m.debit, m.credit):
@@ -66,7 +65,7 @@ def test_open_seeds_both_meters_from_a_bank():
     assert b.balance("minor") == 500000 and b.balance("major") == 10000000
     assert b.ledger.balance(accounts.bank("t1", "CHF")).posted == -10500000
     with pytest.raises(GameError) as exc:
-        b.pool.handle(Open(table="t1"))
+        b.pool.handle(Open(table="t1"), SERVER)
     assert exc.value.code == "jackpot_open"
 
 
@@ -144,13 +143,18 @@ def test_refused_pool_commands_change_nothing():
         (Report(table="t1", round=1, stakes=0, hits=[Hit("minor", "a", "w", 1)]), "bad_report"),
     ]:
         with pytest.raises(GameError) as exc:
-            b.pool.handle(cmd)
+            b.pool.handle(cmd, SERVER)
         assert exc.value.code == code
         assert msgspec.msgpack.encode(b.pool.state) == before
     closed = JackpotPool(CFG)
     with pytest.raises(GameError) as exc:
-        closed.handle(Enter(table="t1", round=1))
+        closed.handle(Enter(table="t1", round=1), SERVER)
     assert exc.value.code == "jackpot_closed"
+    for who in (Actor("c1", "croupier"), Actor("p1")):  # only the server forwards its tables' rounds
+        with pytest.raises(GameError) as exc:
+            b.pool.handle(Enter(table="t1", round=9), who)
+        assert exc.value.code == "forbidden"
+        assert msgspec.msgpack.encode(b.pool.state) == before
 
 
 def test_pool_state_round_trips():
@@ -160,8 +164,8 @@ def test_pool_state_round_trips():
     b.do(Report(table="t2", round=1, stakes=2))
     data = msgspec.msgpack.encode(b.pool.state)
     again = JackpotPool.from_state(msgspec.msgpack.decode(data, type=PoolState))
-    ev1 = b.pool.handle(Report(table="t1", round=1, stakes=1, hits=[Hit("major", "a", "w", 1)]))
-    ev2 = again.handle(Report(table="t1", round=1, stakes=1, hits=[Hit("major", "a", "w", 1)]))
+    ev1 = b.pool.handle(Report(table="t1", round=1, stakes=1, hits=[Hit("major", "a", "w", 1)]), SERVER)
+    ev2 = again.handle(Report(table="t1", round=1, stakes=1, hits=[Hit("major", "a", "w", 1)]), SERVER)
     assert ev1 == ev2 and b.pool.meters == again.meters
 
 

@@ -8,37 +8,33 @@ wager is closed exactly once, and a refused command changes nothing."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bj_harness import CROUPIER, decode_state, encode_state
 from blackjack import commands as C
-from blackjack.cards import full_shoe
-from blackjack.jackpot import (
-    Enter,
-    JackpotPool,
-    JackpotRoundReport,
-    JackpotRoundStarted,
-    MetersChanged,
-    Open,
-    Report,
-)
-from blackjack.rig import rigged_shoe
-from blackjack.table import BlackjackTable, decode_state, encode_state
-from server.money import jackpot_transfers as transfers
+from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged
+from blackjack.jackpot_pool import Enter, JackpotPool, Open, Report
+from blackjack.table import BlackjackTable
+from games.cards import full_shoe
+from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.model import MemoryLedger, Transfer
 from games.rng import SeededRng, shuffled
+from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from server.money import jackpot_transfers as transfers
 from server.money import ops_for
 
 from .conftest import free_bet_profile
 
 PLAYERS = ["p1", "p2", "p3"]
 TABLES = ["lt1", "lt2"]
-from bj_harness import CROUPIER
+SERVER = Actor("server", "system")
 SIDE = ["perfect_pairs", "21+3", "push_22", "blazing_7s"]
 STATS: dict[str, int] = {}
 
 
 def commands(t, draw):
+    """(command, actor) pairs to draw from."""
     s = t.state
     p = s.profile
     pl = draw(st.sampled_from(PLAYERS))
@@ -50,39 +46,41 @@ def commands(t, draw):
             order, _at = rigged_shoe(p, sevens, cut_at=p.cut_margin)
         else:
             order = shuffled(full_shoe(p.decks), SeededRng(draw(st.integers(0, 99))))
-        return [C.Shuffle(**CROUPIER, order=order)]
+        return [(C.Shuffle(order=order), CROUPIER)]
     if s.phase == "cut":
-        return [C.Cut(**CROUPIER, at=p.cut_margin)] if not s.cut_entitled else [
-            C.Cut(by="system:timeout", role="system", random_at=p.cut_margin)]
+        return [(C.Cut(at=p.cut_margin), CROUPIER)] if not s.cut_entitled else [
+            (C.Cut(random_at=p.cut_margin), Actor("system:timeout", "system"))]
     if s.phase == "reshuffle":
         rest = full_shoe(p.decks)
         for c in list(s.dealer) + [c for b in s.boxes for h in b.hands for c in h.cards]:
             rest.remove(c)
-        return [C.Shuffle(**CROUPIER, order=shuffled(rest, SeededRng(1)))]
+        return [(C.Shuffle(order=shuffled(rest, SeededRng(1))), CROUPIER)]
     if s.phase == "betting":
         kind = draw(st.sampled_from(SIDE + ["blazing_7s"] * 2))
         amount = 500 if kind == "blazing_7s" else draw(st.sampled_from([400, 500, 2000, 10000, 10001]))
         if s.bets and draw(st.integers(0, 4)):  # mostly beside a bet that is there
             b = s.bets[draw(st.integers(0, len(s.bets) - 1))]
-            side = C.PlaceSideBet(by=b.player, box=b.box, bet=kind, amount=amount)
+            side = (C.PlaceSideBet(box=b.box, bet=kind, amount=amount), Actor(b.player))
         else:
-            side = C.PlaceSideBet(by=pl, box=box, bet=kind, amount=amount)
-        return [C.PlaceBet(by=pl, box=box, amount=draw(st.sampled_from([1000, 3000, 10000]))), side, side, side,
-                C.WithdrawSideBet(by=pl, box=box, bet=kind), C.CloseBets(**CROUPIER), C.CloseBets(**CROUPIER),
-                C.WithdrawBet(by=pl, box=box)]
+            side = (C.PlaceSideBet(box=box, bet=kind, amount=amount), Actor(pl))
+        return [(C.PlaceBet(box=box, amount=draw(st.sampled_from([1000, 3000, 10000]))), Actor(pl)), side, side,
+                side, (C.WithdrawSideBet(box=box, bet=kind), Actor(pl)), (C.CloseBets(), CROUPIER),
+                (C.CloseBets(), CROUPIER), (C.WithdrawBet(box=box), Actor(pl))]
     if s.phase == "offers":
-        return [C.CloseOffers(**CROUPIER), C.Insure(by=pl, box=box, amount=500)]
+        return [(C.CloseOffers(), CROUPIER), (C.Insure(box=box, amount=500), Actor(pl))]
     if s.phase == "play":
         if s.behind:
             n = s.boxes[s.turn_box].number
-            return [C.BehindDouble(by=s.behind[0], box=n, accept=draw(st.booleans())),
-                    C.BehindSplit(by=s.behind[0], box=n, choice=draw(st.sampled_from(["first", "second", "both"])))]
+            behind = Actor(s.behind[0])
+            return [(C.BehindDouble(box=n, accept=draw(st.booleans())), behind),
+                    (C.BehindSplit(box=n, choice=draw(st.sampled_from(["first", "second", "both"]))), behind)]
         b = s.boxes[s.turn_box]
         h = s.turn_hand
-        return [C.Hit(by=b.holder, box=b.number, hand=h), C.Stand(by=b.holder, box=b.number, hand=h),
-                C.Double(by=b.holder, box=b.number, hand=h), C.Split(by=b.holder, box=b.number, hand=h),
-                C.Split(by=b.holder, box=b.number, hand=h), C.VoidRound(**CROUPIER, boxes=[b.number])]
-    return [C.VoidRound(**CROUPIER)]
+        holder = Actor(b.holder)
+        return [(C.Hit(box=b.number, hand=h), holder), (C.Stand(box=b.number, hand=h), holder),
+                (C.Double(box=b.number, hand=h), holder), (C.Split(box=b.number, hand=h), holder),
+                (C.Split(box=b.number, hand=h), holder), (C.VoidRound(boxes=[b.number]), CROUPIER)]
+    return [(C.VoidRound(), CROUPIER)]
 
 
 # Derandomized: the same examples on every run, so the guard below cannot flake.
@@ -107,22 +105,22 @@ def test_money_is_conserved_including_the_jackpot_pools(data):
     closed: set[str] = set()
 
     def to_pool(cmd):
-        ev = pool.handle(cmd)
+        ev = pool.handle(cmd, SERVER)
         ledger.apply(transfers(ev, "CHF"))
         for e in ev:
             if isinstance(e, MetersChanged):  # the server relays the meters to every linked table
                 for tb in tables.values():
-                    tb.handle(C.JackpotMeters(by="server", role="system", minor=e.minor, major=e.major))
+                    tb.handle(C.JackpotMeters(minor=e.minor, major=e.major), SERVER)
             STATS[type(e).__name__] = STATS.get(type(e).__name__, 0) + 1
 
     to_pool(Open(table=TABLES[0]))
     for _ in range(data.draw(st.integers(30, 160))):
         name = data.draw(st.sampled_from(TABLES))
         t = tables[name]
-        cmd = data.draw(st.sampled_from(commands(t, data.draw)))
+        cmd, by = data.draw(st.sampled_from(commands(t, data.draw)))
         before = encode_state(t.state)
         try:
-            events = t.handle(cmd)
+            events = t.handle(cmd, by)
         except GameError:
             assert encode_state(t.state) == before
             continue

@@ -7,8 +7,9 @@ import sys
 
 CODE = """
 import sys
-import blackjack.table, blackjack.jackpot, blackjack.sidebets, blackjack.profiles
-bad = sorted(m for m in sys.modules if m.split('.')[0] in ('asyncpg', 'asyncio', 'socket') or m.startswith('games.ledger'))
+import blackjack.table, blackjack.jackpot, blackjack.jackpot_pool, blackjack.sidebets, blackjack.profiles
+bad = sorted(m for m in sys.modules
+             if m.split('.')[0] in ('asyncpg', 'asyncio', 'socket') or m.startswith('games.ledger'))
 print(' '.join(bad))
 """
 

@@ -3,8 +3,8 @@
 import msgspec
 import pytest
 
-from blackjack.cards import parse_card
-from blackjack.jackpot import Blazing7s, BlazingBet, blazing_line, round_results, share
+from blackjack.jackpot import Blazing7s, BlazingBet, blazing_line, round_results
+from blackjack.jackpot_pool import share
 from blackjack.profiles import builtin, parse_profile
 from blackjack.sidebets import (
     PerfectPairs,
@@ -13,6 +13,7 @@ from blackjack.sidebets import (
     perfect_pairs_line,
     twenty_one_plus_three_line,
 )
+from games.cards import parse_card
 from games.errors import GameError
 
 

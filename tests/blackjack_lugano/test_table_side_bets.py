@@ -3,23 +3,15 @@ worked out by hand, and every kind of bad input refused with nothing changed."""
 
 import msgspec
 
+from bj_harness import CROUPIER, decode_command
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.jackpot import (
-    Enter,
-    Hit,
-    JackpotPaid,
-    JackpotPool,
-    JackpotRoundReport,
-    JackpotRoundStarted,
-    JackpotWon,
-    MetersChanged,
-    Open,
-    Report,
-)
+from blackjack.jackpot import Hit, JackpotRoundReport, JackpotRoundStarted, MetersChanged
+from blackjack.jackpot_pool import Enter, JackpotPaid, JackpotPool, JackpotWon, Open, Report
 from blackjack.profiles import builtin
+from games.commands import Actor
 
-from bj_harness import CROUPIER
+SERVER = Actor("system", "system")  # the server feeds the jackpot pool
 
 
 def test_perfect_pairs_and_21_plus_3_settle_after_the_deal(table):
@@ -85,38 +77,38 @@ def test_push_22_loses_on_another_total(table):
 
 def test_bad_side_bets_are_refused_and_change_nothing(table):
     h = table("lugano", "")
-    h.do(C.Sit(by="p1", box=1))
+    h.do(C.Sit(box=1), by="p1")
     h.bet("p1", 1)
     h.bet("p2", 1)  # behind p1's box
     h.bet("p3", 2, 2000)  # a free box: p3 holds it with the highest bet
     h.bet("p4", 2, 1000)
     S = C.PlaceSideBet
-    h.refused(S(by="p5", box=1, bet="perfect_pairs", amount=500), "no_main_bet")
-    h.refused(S(by="p1", box=2, bet="perfect_pairs", amount=500), "no_main_bet")
-    h.refused(S(by="p1", box=1, bet="perfect_pairs", amount=499), "below_minimum")
-    h.refused(S(by="p1", box=1, bet="21+3", amount=10001), "above_maximum")
-    h.refused(S(by="p1", box=1, bet="push_22", amount=100), "below_minimum")
-    h.refused(S(by="p1", box=1, bet="blazing_7s", amount=1000), "blazing_fixed_stake")
-    h.refused(S(by="p2", box=1, bet="blazing_7s", amount=500), "not_box_holder")
-    h.refused(S(by="p4", box=2, bet="blazing_7s", amount=500), "not_box_holder")
-    h.refused(S(by="p1", box=1, bet="perfect_pairs", amount=500, currency="EUR"), "wrong_currency")
-    h.refused(S(by="c1", role="croupier", box=1, bet="perfect_pairs", amount=500), "players_only")
+    h.refused(S(box=1, bet="perfect_pairs", amount=500), "no_main_bet", by="p5")
+    h.refused(S(box=2, bet="perfect_pairs", amount=500), "no_main_bet", by="p1")
+    h.refused(S(box=1, bet="perfect_pairs", amount=499), "below_minimum", by="p1")
+    h.refused(S(box=1, bet="21+3", amount=10001), "above_maximum", by="p1")
+    h.refused(S(box=1, bet="push_22", amount=100), "below_minimum", by="p1")
+    h.refused(S(box=1, bet="blazing_7s", amount=1000), "blazing_fixed_stake", by="p1")
+    h.refused(S(box=1, bet="blazing_7s", amount=500), "not_box_holder", by="p2")
+    h.refused(S(box=2, bet="blazing_7s", amount=500), "not_box_holder", by="p4")
+    h.refused(S(box=1, bet="perfect_pairs", amount=500, currency="EUR"), "wrong_currency", by="p1")
+    h.refused(S(box=1, bet="perfect_pairs", amount=500), "players_only", by=Actor("c1", "croupier"))
     h.side("p1", 1, "blazing_7s", 500)
     h.side("p2", 1, "perfect_pairs", 500)  # a player behind may play the other side bets
     h.side("p3", 2, "blazing_7s", 500)
-    h.refused(S(by="p1", box=1, bet="blazing_7s", amount=500), "already_bet")
+    h.refused(S(box=1, bet="blazing_7s", amount=500), "already_bet", by="p1")
     h.close()
-    h.refused(S(by="p1", box=1, bet="21+3", amount=500), "betting_closed")  # after the first card
+    h.refused(S(box=1, bet="21+3", amount=500), "betting_closed", by="p1")  # after the first card
 
 
 def test_side_bets_not_offered_and_blazing_in_chf_only(table):
     h = table("campione", "")
     h.bet("p1", 1)
-    h.refused(C.PlaceSideBet(by="p1", box=1, bet="perfect_pairs", amount=500), "side_bet_not_offered")
+    h.refused(C.PlaceSideBet(box=1, bet="perfect_pairs", amount=500), "side_bet_not_offered", by="p1")
     eur = msgspec.structs.replace(builtin("lugano"), name="lugano-eur", currency="EUR")
     h = table(eur, "")
     h.bet("p1", 1)
-    h.refused(C.PlaceSideBet(by="p1", box=1, bet="blazing_7s", amount=500), "wrong_currency")
+    h.refused(C.PlaceSideBet(box=1, bet="blazing_7s", amount=500), "wrong_currency", by="p1")
     h.side("p1", 1, "21+3", 500)  # the other side bets take the table's chips
 
 
@@ -125,12 +117,12 @@ def test_withdrawing_the_bet_takes_its_side_bets_back(table):
     h.bet("p1", 1)
     h.side("p1", 1, "perfect_pairs", 500)
     h.side("p1", 1, "21+3", 700)
-    h.do(C.WithdrawSideBet(by="p1", box=1, bet="21+3"))
+    h.do(C.WithdrawSideBet(box=1, bet="21+3"), by="p1")
     assert [(v.amount, v.reason) for v in h.voided()] == [(700, "withdrawn")]
-    h.do(C.WithdrawBet(by="p1", box=1))
+    h.do(C.WithdrawBet(box=1), by="p1")
     assert [(v.amount, v.reason) for v in h.voided()][1:] == [(1000, "withdrawn"), (500, "withdrawn with the bet")]
     assert h.s.side_bets == [] and h.t.view("p1").side_bets == []
-    h.refused(C.WithdrawSideBet(by="p1", box=1, bet="21+3"), "no_bet")
+    h.refused(C.WithdrawSideBet(box=1, bet="21+3"), "no_bet", by="p1")
 
 
 # -- Blazing 7s through the round -------------------------------------------------------------
@@ -191,8 +183,8 @@ def test_a_round_voided_before_the_deal_reports_no_stakes_to_the_pool(table):
     h.bet("p1", 1)
     h.side("p1", 1, "blazing_7s")
     h.close()
-    h.do(C.Card(**CROUPIER, card=6, box=1))
-    h.do(C.VoidRound(**CROUPIER, reason="misdeal"))
+    h.do(C.Card(card=6, box=1), by=CROUPIER)
+    h.do(C.VoidRound(reason="misdeal"), by=CROUPIER)
     assert [v.amount for v in h.voided()] == [1000, 500]
     (rep,) = h.of(JackpotRoundReport)
     assert (rep.stakes, rep.hits) == (0, [])
@@ -200,18 +192,18 @@ def test_a_round_voided_before_the_deal_reports_no_stakes_to_the_pool(table):
 
 def test_the_meters_are_table_state_every_client_sees(table):
     h = table("lugano", "")
-    ev = h.do(C.JackpotMeters(by="server", role="system", minor=512345, major=10004567))
+    ev = h.do(C.JackpotMeters(minor=512345, major=10004567), by=Actor("server", "system"))
     assert ev == [MetersChanged(jackpot="blazing7s-lugano", minor=512345, major=10004567)]
     assert h.t.view(None).jackpot_meters == [512345, 10004567]
-    h.refused(C.JackpotMeters(by="p1", minor=1, major=1), "staff_only")
-    h.refused(C.JackpotMeters(by="server", role="system", minor=-1, major=1), "bad_meters")
+    h.refused(C.JackpotMeters(minor=1, major=1), "staff_only", by="p1")
+    h.refused(C.JackpotMeters(minor=-1, major=1), "bad_meters", by=Actor("server", "system"))
     h = table("campione", "")
-    h.refused(C.JackpotMeters(by="server", role="system", minor=1, major=1), "side_bet_not_offered")
+    h.refused(C.JackpotMeters(minor=1, major=1), "side_bet_not_offered", by=Actor("server", "system"))
 
 
 def test_side_bet_commands_decode_from_json():
-    cmd = C.decode_command(b'{"type":"place_side_bet","by":"p1","box":2,"bet":"21+3","amount":500}')
-    assert cmd == C.PlaceSideBet(by="p1", box=2, bet="21+3", amount=500)
+    cmd = decode_command(b'{"type":"place_side_bet","box":2,"bet":"21+3","amount":500}')
+    assert cmd == C.PlaceSideBet(box=2, bet="21+3", amount=500)
     ev = msgspec.json.decode(msgspec.json.encode(MetersChanged(jackpot="j", minor=1, major=2)), type=E.Event)
     assert ev == MetersChanged(jackpot="j", minor=1, major=2)
 
@@ -222,7 +214,7 @@ def test_two_linked_tables_hit_the_major_in_the_same_moment(table):
     first = table("lugano", "7H 7H 7H 10S", table_id="lt1")
     second = table("lugano", "7H 7H 7H 10S", table_id="lt2")
     pool = JackpotPool(builtin("lugano").blazing_7s)
-    pool.handle(Open(table="lt1"))
+    pool.handle(Open(table="lt1"), SERVER)
     for h in (first, second):
         h.bet("p1", 1)
         h.side("p1", 1, "blazing_7s")
@@ -231,10 +223,10 @@ def test_two_linked_tables_hit_the_major_in_the_same_moment(table):
     for h in (first, second):
         h.close()
         (started,) = h.of(JackpotRoundStarted)
-        pool.handle(Enter(table=started.table, round=started.round))
+        pool.handle(Enter(table=started.table, round=started.round), SERVER)
     for h in (second, first):
         (rep,) = h.of(JackpotRoundReport)
-        paid += pool.handle(Report(table=rep.table, round=rep.round, stakes=rep.stakes, hits=rep.hits))
+        paid += pool.handle(Report(table=rep.table, round=rep.round, stakes=rep.stakes, hits=rep.hits), SERVER)
     wins = [(e.table, e.amount, e.reset_amount) for e in paid if isinstance(e, JackpotWon)]
     assert wins == [("lt1", 10000000 + 20, False), ("lt2", 10000000, True)]  # lt2 adds its 20 after
     assert [(e.table, e.amount) for e in paid if isinstance(e, JackpotPaid)] == [("lt1", 10000100), ("lt2", 10000000)]

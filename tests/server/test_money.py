@@ -31,7 +31,7 @@ def test_a_refund_gives_back_what_the_bank_kept_once():
 
 def test_a_floor_players_jackpot_is_paid_to_the_tables_floor_account():
     """The linked pool pays its winner where his chips are: a floor player has no wallet."""
-    from blackjack.jackpot import JackpotPaid
+    from blackjack.jackpot_pool import JackpotPaid
     from server.money import jackpot_transfers as transfers
 
     paid = JackpotPaid(jackpot="b7", level="minor", table="t1", round=4, player="floor:blue", wager="w9",
