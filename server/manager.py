@@ -21,6 +21,7 @@ from games.errors import GameError
 from server import store
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
+from server.resources import Resources
 from server.runtime import TableRuntime
 
 log = logging.getLogger("casino.tables")
@@ -44,7 +45,7 @@ class Readiness(msgspec.Struct):
 
 
 class TableManager:
-    def __init__(self, ctx: Any) -> None:
+    def __init__(self, ctx: Resources) -> None:
         self.ctx = ctx
         self.infos: dict[str, TableInfo] = {}
         self.runtimes: dict[str, TableRuntime] = {}
@@ -85,13 +86,9 @@ class TableManager:
         # now, not a lease later.
         async with self.ctx.pool.acquire() as conn:
             async with conn.transaction():
-                released = await conn.fetch(
-                    "UPDATE table_owners SET lease_until = now() WHERE owner = $1 RETURNING table_id",
-                    self.ctx.settings.owner_id,
-                )
-                for row in released:
-                    await store.notify_table_changed(conn, row["table_id"])
-                await conn.execute("DELETE FROM casino_processes WHERE owner = $1", self.ctx.settings.owner_id)
+                for table_id in await store.hand_back_all(conn, self.ctx.settings.owner_id):
+                    await store.notify_table_changed(conn, table_id)
+                await store.stopped(conn, self.ctx.settings.owner_id)
 
     def known(self, table_id: str) -> TableInfo:
         """The table, open or archived."""
@@ -141,10 +138,7 @@ class TableManager:
             if rt is not None:
                 await rt.stop()
                 self.runtimes.pop(table_id, None)
-                await self.ctx.pool.execute(
-                    "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = $2",
-                    self.ctx.settings.owner_id, table_id,
-                )
+                await store.hand_back(self.ctx.pool, self.ctx.settings.owner_id, table_id)
         elif rt is None and self.started and not new:
             # Its owner may have just handed it back. (A new table is its creator's to start;
             # should the creator fail, the lease loop takes it over.)
@@ -155,25 +149,17 @@ class TableManager:
 
     async def readiness(self) -> Readiness:
         """Whether every open table is served, here or by a live process; which are not."""
-        rows = await self.ctx.pool.fetch(
-            """SELECT t.id, o.owner, o.lease_until,
-                      o.owner IS NOT NULL AND o.lease_until > now() AND p.heartbeat_at > now() - make_interval(secs => $1)
-                          AS served
-               FROM casino_tables t LEFT JOIN table_owners o ON o.table_id = t.id
-                    LEFT JOIN casino_processes p ON p.owner = o.owner
-               WHERE t.archived_at IS NULL ORDER BY t.id""",
-            self.ctx.settings.lease_seconds * 2 / 3,
-        )
+        leases = await store.open_table_leases(self.ctx.pool, self.ctx.settings.lease_seconds * 2 / 3)
         me = self.ctx.settings.owner_id
         serving = [tid for tid, rt in sorted(self.runtimes.items()) if not rt.stopped]
         elsewhere, waiting = {}, []
-        for r in rows:
-            if r["id"] in serving:
+        for lease in leases:
+            if lease.table in serving:
                 continue
-            if r["served"] and r["owner"] != me:
-                elsewhere[r["id"]] = r["owner"]
+            if lease.served and lease.owner is not None and lease.owner != me:
+                elsewhere[lease.table] = lease.owner
             else:
-                waiting.append(Waiting(r["id"], r["owner"] or "", r["lease_until"]))
+                waiting.append(Waiting(lease.table, lease.owner or "", lease.lease_until))
         return Readiness(self.started and not waiting, me, serving, elsewhere, waiting)
 
     # ---- ownership -----------------------------------------------------------------------
@@ -190,15 +176,7 @@ class TableManager:
 
     async def _own(self, info: TableInfo) -> bool:
         s = self.ctx.settings
-        owner = await self.ctx.pool.fetchval(
-            """INSERT INTO table_owners (table_id, owner, lease_until)
-               VALUES ($1, $2, now() + make_interval(secs => $3))
-               ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until
-                   WHERE table_owners.owner = EXCLUDED.owner OR table_owners.lease_until < now()
-               RETURNING owner""",
-            info.id, s.owner_id, s.lease_seconds,
-        )
-        if owner != s.owner_id:
+        if not await store.take_lease(self.ctx.pool, info.id, s.owner_id, s.lease_seconds):
             return False
         try:
             kind = game_kind(info.game)
@@ -212,11 +190,7 @@ class TableManager:
         return True
 
     async def _beat(self) -> None:
-        await self.ctx.pool.execute(
-            """INSERT INTO casino_processes (owner) VALUES ($1)
-               ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now()""",
-            self.ctx.settings.owner_id,
-        )
+        await store.beat(self.ctx.pool, self.ctx.settings.owner_id)
 
     # ---- notices ---------------------------------------------------------------------------
     async def _listen(self) -> None:
@@ -254,11 +228,7 @@ class TableManager:
             try:
                 await self._beat()
                 if self.runtimes:
-                    await self.ctx.pool.execute(
-                        """UPDATE table_owners SET lease_until = now() + make_interval(secs => $2)
-                           WHERE owner = $1 AND table_id = ANY($3::text[])""",
-                        s.owner_id, s.lease_seconds, list(self.runtimes),
-                    )
+                    await store.renew_leases(self.ctx.pool, s.owner_id, s.lease_seconds, list(self.runtimes))
                 if self._listener is None or self._listener.is_closed():
                     await self._unlisten()
                     await self._listen()

@@ -30,38 +30,13 @@ from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.money import open_refs, ops_for
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
+from server.resources import Resources
 
 log = logging.getLogger("casino.runtime")
 
 BATCH = 512  # commands per transaction at most (group commit; issue 7)
 REJECT_MEMORY = 10_000
 _accepted_decoder = msgspec.json.Decoder(Accepted)
-
-
-# Fence (renew the lease only if this process still owns the table), events, who played,
-# the accepted command ids and the engine state: one statement per batch.
-_RECORD_BATCH = """
-WITH fence AS (
-    UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
-    WHERE table_id = $1 AND owner = $2 RETURNING 1
-), events AS (
-    INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
-    SELECT $1, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
-    FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[]) AS u(seq, round, kind, actor, payload)
-), players AS (
-    INSERT INTO round_players (table_id, round, user_id)
-    SELECT $1, u.round, u.user_id FROM unnest($12::text[], $13::text[]) AS u(round, user_id)
-    ON CONFLICT DO NOTHING
-), results AS (
-    INSERT INTO command_results (user_id, cid, table_id, result)
-    SELECT u.user_id, u.cid, $1, u.result::jsonb FROM unnest($14::text[], $15::text[], $16::text[]) AS u(user_id, cid, result)
-    ON CONFLICT DO NOTHING
-), state AS (
-    UPDATE table_state SET seq = $4, round = $5, state = $6, open_refs = $17, updated_at = now()
-    WHERE table_id = $1
-)
-SELECT count(*) FROM fence
-"""
 
 
 def channel_of(table_id: str) -> str:
@@ -91,7 +66,7 @@ class Item:
 
 
 class TableRuntime:
-    def __init__(self, ctx: Any, info: TableInfo, kind: GameKind) -> None:
+    def __init__(self, ctx: Resources, info: TableInfo, kind: GameKind) -> None:
         self.ctx = ctx
         self.info = info
         self.kind = kind
@@ -123,10 +98,7 @@ class TableRuntime:
             if loaded is None:
                 self.engine = self.kind.new_engine(self.info)
                 self.committed = self.kind.dump(self.engine)
-                await conn.execute(
-                    "INSERT INTO table_state (table_id, seq, round, state) VALUES ($1, 0, $2, $3) ON CONFLICT DO NOTHING",
-                    self.info.id, self.kind.round_id(self.engine), self.committed,
-                )
+                await store.create_state(conn, self.info.id, self.kind.round_id(self.engine), self.committed)
                 loaded = await store.load_state(conn, self.info.id)
                 if await self.ctx.limits.current(self.info.id) is None:
                     limits = self.kind.current_limits(self.engine, self.info)
@@ -136,7 +108,7 @@ class TableRuntime:
             self.engine = self.kind.load(self.committed)
             if self.kind.upgrade(self.engine, self.info):
                 self.committed = self.kind.dump(self.engine)
-                await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", self.info.id, self.committed)
+                await store.replace_state(conn, self.info.id, self.committed)
         commands, outcome = self.kind.recover(self.engine, self.info)
         if commands or outcome:
             # The rules complete or void what a crash cut off; players see both the break and the outcome.
@@ -239,12 +211,7 @@ class TableRuntime:
             users = [it.who.id for it in batch if not it.system]
             if users:
                 cids = [it.cid for it in batch if not it.system]
-                rows = await conn.fetch(
-                    """SELECT user_id, cid, result::text AS result FROM command_results
-                       WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
-                    users, cids, self.info.id,
-                )
-                done = {(r["user_id"], r["cid"]): r["result"] for r in rows}
+                done = await store.answered(conn, self.info.id, users, cids)
                 if done:
                     rest = []
                     for it in batch:
@@ -369,20 +336,12 @@ class TableRuntime:
             if ops:
                 await self.ctx.ledger.apply(ops, conn=conn)
             if audits:
-                await conn.executemany(
-                    """INSERT INTO audit_log (actor, role, action, target, detail)
-                       VALUES ($1, $2, $3, $4, $5::jsonb)""",
-                    audits,
-                )
+                await store.audit.record_many(conn, audits)
             # The rest of the batch in one statement, one round trip (issue 7's profile:
             # round trips to PostgreSQL were most of a small batch's cost).
-            ev = list(zip(*event_rows))[1:] if event_rows else [[]] * 5
-            owned = await conn.fetchval(
-                _RECORD_BATCH, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds,
-                seq, last_round, state, *ev,
-                [r for _, r in players], [p for p, _ in players],
-                [r[0] for r in results], [r[1] for r in results], [r[3] for r in results],
-                open_refs(tid, self.kind.open_wagers(self.engine)),
+            owned = await store.record_batch(
+                conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round, state,
+                event_rows, players, results, open_refs(tid, self.kind.open_wagers(self.engine)),
             )
             if not owned:  # fencing: another process owns the table; the transaction rolls back
                 raise LostOwnership(tid)

@@ -28,6 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also the embedded PostgreSQL's own output (initdb, pg_ctl)")
     parser.add_argument("--no-access-log", action="store_true", help="no line per HTTP request")
+    parser.add_argument("--no-migrate", action="store_true",
+                        help="leave the database schema alone: refuse to start while it is behind this build "
+                             "(`casino db migrate` brings it up to date)")
 
 
 def serve(args: argparse.Namespace, *, bots: bool) -> int:
@@ -49,6 +52,8 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
         owner = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{args.port}"
         settings = Settings.from_env(owner_id=owner, demo=not args.no_demo, bots=bots,
                                      public_url=f"http://{args.host}:{args.port}")
+        if args.no_migrate and not _schema_is_current(settings.database_url or embedded.database_url()):
+            return 1
         app = create_app(settings)
 
         async def ready(app_) -> None:  # the one start-up line (the table manager logs the tables)
@@ -75,6 +80,30 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
         embedded.release_all()  # stops the embedded PostgreSQL if no other process uses it
         log.info("stopped")
     return 0
+
+
+def _schema_is_current(url: str) -> bool:
+    """Whether every migration of this build is recorded in the database at ``url`` (read
+    only: with it, the app's own ``migrate`` at start finds nothing to do and changes nothing)."""
+    import asyncio
+
+    import asyncpg
+
+    from games.db.migrate import SchemaBehind, require_current
+
+    async def check() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await require_current(conn)
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(check())
+    except SchemaBehind as exc:
+        log.error("not starting (--no-migrate): %s", exc)
+        return False
+    return True
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded, with_database
-from games.db.migrate import migrate
+from games.db.migrate import PACKAGES, migrate
 
 
 @pytest.fixture(scope="session")
@@ -58,15 +58,22 @@ def _stop_and_remove(pgdata) -> None:
 
 
 @pytest.fixture
-async def fresh_db(pg_url: str):
-    """A new, migrated database per test: an URL to it. Dropped afterwards."""
+def schema_packages() -> tuple[str, ...]:
+    """The packages whose migrations ``fresh_db`` applies: all of them, unless a folder's
+    conftest narrows it (the ledger's tests need no server table)."""
+    return PACKAGES
+
+
+@pytest.fixture
+async def fresh_db(pg_url: str, schema_packages: tuple[str, ...]):
+    """A new database per test, migrated for ``schema_packages``: an URL to it. Dropped afterwards."""
     admin = await asyncpg.connect(pg_url)
     name = f"t_{os.getpid()}_{id(admin)}"
     await admin.execute(f'CREATE DATABASE "{name}"')
     url = with_database(pg_url, name)
     conn = await asyncpg.connect(url)
     try:
-        await migrate(conn)
+        await migrate(conn, schema_packages)
     finally:
         await conn.close()
     try:

@@ -1,17 +1,21 @@
 """The embedded PostgreSQL's life: ``casino serve`` stops it on SIGTERM as on SIGINT (no
 postgres left, no stale pid in pgserver's handle list), and ``casino db start|status|stop``
-manage it on their own. Real processes, a real PostgreSQL in a fresh data dir."""
+manage it on their own; ``casino serve --no-migrate`` leaves the schema to ``casino db
+migrate``. Real processes, a real PostgreSQL in a fresh data dir."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
+import uuid
 
+import asyncpg
 import psutil
 import pytest
-from serve_process import Serve, casino, embedded_env, fresh_pgdata, remove_pgdata
 
 from games.db import embedded
+from serve_process import Serve, casino, embedded_env, fresh_pgdata, remove_pgdata
 
 pytestmark = pytest.mark.slow
 
@@ -87,3 +91,34 @@ def test_with_database_url_the_embedded_server_is_left_alone(pgdata):
         out = casino("db", what, env=env)
         assert out.returncode == 1 and "DATABASE_URL is set" in out.stderr and "s3cret" not in out.stderr
     assert not embedded.status(pgdata).running
+
+
+async def test_serve_no_migrate_waits_for_db_migrate(pgdata, pg_url, tmp_path):
+    """With ``--no-migrate`` the server changes no schema: on a database that is behind it
+    refuses to start and says what to run; once ``casino db migrate`` ran, it starts."""
+    admin = await asyncpg.connect(pg_url)
+    name = f"nomigrate_{uuid.uuid4().hex[:8]}"
+    await admin.execute(f'CREATE DATABASE "{name}"')
+    url = embedded.with_database(pg_url, name)
+    env = embedded_env(pgdata, DATABASE_URL=url)
+    try:
+        refused = await asyncio.to_thread(casino, "serve", "--no-migrate", "--port", "0", env=env)
+        assert refused.returncode == 1
+        assert "schema is behind" in refused.stderr and "run `casino db migrate`" in refused.stderr
+        conn = await asyncpg.connect(url)
+        try:
+            assert await conn.fetchval("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'") == 0
+        finally:
+            await conn.close()
+
+        migrated = await asyncio.to_thread(casino, "db", "migrate", env=env)
+        assert migrated.returncode == 0, migrated.stderr
+        assert "applied games.ledger/0001_ledger.sql" in migrated.stdout
+        assert "applied server/0100_server.sql" in migrated.stdout
+
+        server = await asyncio.to_thread(Serve(env, tmp_path, "--no-migrate").start)
+        assert server.stop() == 0
+        assert not embedded.status(pgdata).running  # DATABASE_URL: the embedded one was never used
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()

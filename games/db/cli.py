@@ -1,11 +1,14 @@
-"""``casino db start|stop|status``: the embedded PostgreSQL on its own.
+"""``casino db start|stop|status|migrate``: the database on its own.
 
 ``start`` starts it (initdb on a new data dir) and leaves it running after the command
 exits, so servers and tools started later share it and none of them stops it; ``stop``
 stops it (refused while a live process uses it, unless ``--force``); ``status`` says
 whether it runs, its URL, data dir and pid (exit 0 running, 3 stopped, as ``pg_ctl status``).
 With ``DATABASE_URL`` set the embedded server is not used: ``status`` says so and
-``start``/``stop`` refuse.
+``start``/``stop`` refuse. ``migrate`` brings the schema of every package (the ledger's,
+the server's) up to date on ``DATABASE_URL``, else on the embedded server, and prints what
+it applied: the step to run, with a role allowed to change the schema, before servers
+started with ``casino serve --no-migrate``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,10 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from games.db.embedded import Status
 
 NOT_RUNNING = 3
 
@@ -34,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     logs.setup("text", "info" if args.verbose else "warning", verbose=args.verbose)
     what = args.db
     url = os.environ.get("DATABASE_URL")
+    if what == "migrate":
+        return _migrate(url, args)
     if url:
         where = embedded.describe(url)
         if what == "status":
@@ -66,7 +75,47 @@ def run(args: argparse.Namespace) -> int:
     return 0 if st.running else NOT_RUNNING
 
 
-def _print(st, as_json: bool, state: str) -> None:
+def _migrate(url: str | None, args: argparse.Namespace) -> int:
+    import asyncio
+
+    import asyncpg
+
+    from games.db import embedded
+    from games.db.migrate import MigrationError, migrate, status
+
+    pgdata = None if url else (args.pgdata.resolve() if args.pgdata else embedded.data_dir())
+    where = embedded.describe(url) if url else f"embedded PostgreSQL in {pgdata}"
+
+    async def apply(target: str) -> tuple[bool, list[str], int]:
+        conn = await asyncpg.connect(target)
+        try:
+            converted = (await status(conn)).keyed_by_version
+            applied = await migrate(conn)
+            return converted, applied, len((await status(conn)).applied)
+        finally:
+            await conn.close()
+
+    try:
+        converted, applied, recorded = asyncio.run(apply(url or embedded.start_embedded(pgdata)))
+    except (MigrationError, OSError, asyncpg.PostgresError) as exc:
+        print(f"casino db migrate: {where}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if pgdata is not None:
+            embedded.stop_embedded(pgdata)  # it keeps running only if others use it
+    if args.json:
+        print(json.dumps({"database": where, "converted": converted, "applied": applied, "recorded": recorded}))
+        return 0
+    lines = [f"database: {where}"]
+    if converted:
+        lines.append("converted schema_migrations: now keyed by (package, version)")
+    lines += [f"applied {label}" for label in applied]
+    lines.append(f"schema up to date: {recorded} migrations recorded" + ("" if applied else ", nothing to apply"))
+    print("\n".join(lines))
+    return 0
+
+
+def _print(st: Status, as_json: bool, state: str) -> None:
     if as_json:
         print(json.dumps({"external": False, "state": state, **st.as_dict()}))
         return

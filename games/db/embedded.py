@@ -63,7 +63,8 @@ def start_embedded(pgdata: Path | None = None) -> str:
             _write_handles(pgdata, [p for p in _read_handles(pgdata) if _alive(p)])
         server = pgserver.get_server(pgdata, cleanup_mode="stop")
         _servers[pgdata] = server
-    return server.get_uri()  # type: ignore[attr-defined]
+    url: str = server.get_uri()  # type: ignore[attr-defined]
+    return url
 
 
 def database_url() -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import asyncpg
 
 
@@ -18,13 +20,15 @@ async def create_pool(url: str, *, min_size: int = 2, max_size: int = 20) -> asy
     return pool
 
 
-async def open_migrated_pool(url: str, *, min_size: int = 1, max_size: int = 2) -> asyncpg.Pool:
-    """A pool on ``url`` after bringing its schema up to date (for the command-line tools)."""
+async def open_migrated_pool(url: str, packages: Sequence[str] = ("games.ledger",), *,
+                             min_size: int = 1, max_size: int = 2) -> asyncpg.Pool:
+    """A pool on ``url`` after bringing the schema of ``packages`` up to date (for the
+    command-line tools; the ledger's by default, which need no server table)."""
     from games.db.migrate import migrate
 
     conn = await asyncpg.connect(url)
     try:
-        await migrate(conn)
+        await migrate(conn, packages)
     finally:
         await conn.close()
     return await create_pool(url, min_size=min_size, max_size=max_size)

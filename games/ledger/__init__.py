@@ -1,9 +1,8 @@
 """The shared chip ledger: double-entry accounts and immutable transfers on PostgreSQL,
-holds for bets, credit lines, the cashier, and table limits. See ``model`` for the rules,
+holds for bets, credit lines, the cashier. See ``model`` for the rules,
 ``store`` for the PostgreSQL side, ``accounts`` for account ids."""
 
 from games.ledger import accounts
-from games.ledger.limits import LimitException, LimitsStore, LimitsVersion, TableLimits
 from games.ledger.model import (
     Account,
     Balance,
@@ -24,6 +23,5 @@ from games.ledger.store import CheckReport, Ledger
 
 __all__ = [
     "accounts", "Account", "Balance", "CheckReport", "CreditGrant", "Hold", "Ledger", "LedgerError",
-    "LimitException", "LimitsStore", "LimitsVersion", "MemoryLedger", "Op", "OpResult", "Post", "Problem",
-    "Receipt", "StatementLine", "TableLimits", "Transfer", "Void",
+    "MemoryLedger", "Op", "OpResult", "Post", "Problem", "Receipt", "StatementLine", "Transfer", "Void",
 ]

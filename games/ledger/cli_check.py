@@ -15,7 +15,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--open-round", action="append", metavar="REF", dest="open_rounds",
         help="treat REF as an open round (repeatable); by default open rounds come from the "
-             "ledger_open_refs view or the rounds table",
+             "ledger_open_refs view (the server's)",
     )
 
 
@@ -28,7 +28,7 @@ async def _check(args: argparse.Namespace) -> int:
     for p in report.problems:
         print(f"{p.code}: {p.subject}: {p.detail}")
     rounds = ("their rounds are open" if report.rounds_checked
-              else "rounds not checked: no ledger_open_refs view, rounds table or --open-round")
+              else "rounds not checked: no ledger_open_refs view or --open-round")
     status = "ok" if not report.problems else f"{len(report.problems)} problem(s)"
     print(f"ledger {status}: {report.accounts} accounts, {report.transfers} transfers, "
           f"{report.pending_holds} pending holds; {rounds}",

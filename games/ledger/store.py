@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from contextlib import asynccontextmanager, nullcontext
-from typing import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from typing import TypeVar
 
 import asyncpg
 import msgspec
@@ -31,6 +32,7 @@ from games.ledger.model import (
     CreditGrant,
     Hold,
     LedgerError,
+    Op,
     OpResult,
     Post,
     Problem,
@@ -52,20 +54,34 @@ from games.ledger.model import (
 from games.money import CURRENCIES
 
 MAX_ATTEMPTS = 12
-# Round statuses that mean "over", for the fallback when no ledger_open_refs view exists.
-CLOSED_ROUND_STATUSES = ("settled", "closed", "void", "voided", "cancelled", "finished", "done")
 
 _TRANSFER_COLS = "id, op, debit, credit, currency, amount, hold, hold_amount, code, ref"
 
 _APPLY = "SELECT * FROM ledger_apply($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
 
 
-def _apply_args(ops: list) -> tuple:
+_ApplyArgs = tuple[
+    list[str], list[str], list[str | None], list[str | None], list[int | None], list[str], list[str],
+    list[str | None], list[int | None], list[int | None], list[bool], list[str | None],
+]
+
+
+def _apply_args(ops: list[Op]) -> _ApplyArgs:
     """The arrays ``ledger_apply`` takes, with what follows from the batch alone: where an
     id or a hold repeats an earlier operation, and the pairing refusals the account ids
     already decide (same currency; points only between a player and their tournament)."""
-    kind, ids, debit, credit, amount, code, ref, hold = [], [], [], [], [], [], [], []
-    dup, hold_idx, settled_before, pair_err = [], [], [], []
+    kind: list[str] = []
+    ids: list[str] = []
+    debit: list[str | None] = []
+    credit: list[str | None] = []
+    amount: list[int | None] = []
+    code: list[str] = []
+    ref: list[str] = []
+    hold: list[str | None] = []
+    dup: list[int | None] = []
+    hold_idx: list[int | None] = []
+    settled_before: list[bool] = []
+    pair_err: list[str | None] = []
     first: dict[str, int] = {}
     settling: set[str] = set()
     for i, op in enumerate(ops, 1):
@@ -96,7 +112,7 @@ def _apply_args(ops: list) -> tuple:
     return kind, ids, debit, credit, amount, code, ref, hold, dup, hold_idx, settled_before, pair_err
 
 
-def _pair_error(op) -> str | None:
+def _pair_error(op: Transfer | Hold) -> str | None:
     return _pair_code(op.debit, op.credit)
 
 
@@ -114,25 +130,31 @@ def _pair_code(debit: str, credit: str) -> str | None:
     return None
 
 
-def _refusal(ops: list, r: asyncpg.Record) -> LedgerError:
-    op, code = ops[r["idx"] - 1], r["err"]
+def _refusal(ops: list[Op], r: asyncpg.Record) -> LedgerError:
+    op: Op = ops[r["idx"] - 1]
+    code: str = r["err"]
     if code == "unknown_account":
         return unknown_account(op.id, r["credit"])
-    if code == "insufficient_funds":
-        return insufficient_funds(op.id, op.debit, r["info"], op.amount)
-    if code == "unknown_hold":
-        return unknown_hold(op.id, op.hold)
-    if code == "hold_not_pending":
-        return hold_not_pending(op.id, op.hold)
-    if code == "post_exceeds_hold":
-        return post_exceeds_hold(op.id, op.hold, op.amount, r["info"])
     if code == "id_conflict":
         return id_conflict(op.id)
-    try:  # a pairing refusal: the model words it
-        check_pair(op.id, account_info(op.debit), account_info(op.credit))
-    except LedgerError as e:
-        return e
-    raise AssertionError(f"ledger_apply answered {code!r}")
+    if isinstance(op, (Transfer, Hold)):
+        if code == "insufficient_funds":
+            return insufficient_funds(op.id, op.debit, r["info"], op.amount)
+        try:  # a pairing refusal: the model words it
+            check_pair(op.id, account_info(op.debit), account_info(op.credit))
+        except LedgerError as e:
+            return e
+    elif code == "unknown_hold":
+        return unknown_hold(op.id, op.hold)
+    elif code == "hold_not_pending":
+        return hold_not_pending(op.id, op.hold)
+    elif code == "post_exceeds_hold" and isinstance(op, Post) and op.amount is not None:
+        return post_exceeds_hold(op.id, op.hold, op.amount, r["info"])
+    raise AssertionError(f"ledger_apply answered {code!r} for {op!r}")
+
+
+# The refs of the rounds still open (``Ledger.check``): given, or a function that reads them.
+OpenRefs = Callable[[], Iterable[str]] | Iterable[str]
 
 
 class CheckReport(msgspec.Struct, frozen=True):
@@ -152,14 +174,18 @@ async def _using(pool: asyncpg.Pool, conn: asyncpg.Connection | None) -> AsyncIt
             yield c
 
 
-def _snapshot(conn: asyncpg.Connection):
+def _snapshot(conn: asyncpg.Connection) -> AbstractAsyncContextManager[object]:
     """Several reads that must agree: one snapshot, or the caller's transaction."""
     if conn.is_in_transaction():
         return nullcontext()
-    return conn.transaction(isolation="repeatable_read", readonly=True)
+    tx: AbstractAsyncContextManager[object] = conn.transaction(isolation="repeatable_read", readonly=True)
+    return tx
 
 
-async def _retrying(conn: asyncpg.Connection, body: Callable):
+_T = TypeVar("_T")
+
+
+async def _retrying(conn: asyncpg.Connection, body: Callable[[asyncpg.Connection], Awaitable[_T]]) -> _T:
     """Run ``body(conn)`` in a transaction (a savepoint inside the caller's), again when it
     lost a race: a duplicate id or hold settlement, a deadlock, a serialization failure.
     Inside the caller's transaction a serialization failure is the caller's to retry."""
@@ -203,18 +229,18 @@ class Ledger:
 
     # ------------------------------------------------------------ operations
 
-    async def apply(self, ops: Iterable, conn: asyncpg.Connection | None = None) -> list[OpResult]:
+    async def apply(self, ops: Iterable[Op], conn: asyncpg.Connection | None = None) -> list[OpResult]:
         """Apply ``ops`` together, in order, or none of them (the first refusal is raised).
 
         One statement, so one round trip: ``ledger_apply()`` (migration 0003) locks the
         accounts, checks every operation and writes them. On its own it is a transaction;
         inside the caller's it leaves that transaction usable after a refusal."""
-        ops = list(ops)
-        for op in ops:
+        batch = list(ops)
+        for op in batch:
             validate(op)
-        if not ops:
+        if not batch:
             return []
-        args = _apply_args(ops)
+        args = _apply_args(batch)
         async with _using(self.pool, conn) as c:
             for attempt in range(MAX_ATTEMPTS):
                 try:
@@ -226,7 +252,7 @@ class Ledger:
                     rows = None
                 if rows is not None and rows[0]["err"] != "retry":
                     if rows[0]["err"] is not None:
-                        raise _refusal(ops, rows[0])
+                        raise _refusal(batch, rows[0])
                     return [OpResult(r["id"], r["op"], r["debit"], r["credit"], r["currency"], r["amount"],
                                      r["code"], r["ref"], r["hold"] or "", r["released"]) for r in rows]
                 await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
@@ -361,17 +387,17 @@ class Ledger:
         lines.reverse()
         return lines
 
-    async def check(self, open_refs: Callable[[], Iterable[str]] | Iterable[str] | None = None,
+    async def check(self, open_refs: OpenRefs | None = None,
                     conn: asyncpg.Connection | None = None) -> list[Problem]:
         return (await self.check_report(open_refs, conn)).problems
 
-    async def check_report(self, open_refs: Callable[[], Iterable[str]] | Iterable[str] | None = None,
+    async def check_report(self, open_refs: OpenRefs | None = None,
                            conn: asyncpg.Connection | None = None) -> CheckReport:
         """Every currency sums to zero; every balance is the sum of its transfers; nothing
         is overdrawn; every pending hold's ``ref`` is an open round. Open rounds come from
-        ``open_refs`` if given, else the view ``ledger_open_refs(ref)`` if the server
-        created one, else table ``rounds`` (``id`` whose ``status`` is not one of
-        ``CLOSED_ROUND_STATUSES``); with none of these the hold check is skipped."""
+        ``open_refs`` if given, else from the view ``ledger_open_refs(ref)`` where the
+        database has one (the server's migrations create it: the ledger itself knows no
+        rounds); with neither the hold check is skipped (``rounds_checked`` False)."""
         problems: list[Problem] = []
         async with _using(self.pool, conn) as c:
             async with _snapshot(c):
@@ -409,19 +435,11 @@ class Ledger:
         return CheckReport(problems, n_accounts, n_transfers, len(pending), refs is not None)
 
 
-async def _open_refs(c: asyncpg.Connection, given) -> set[str] | None:
+async def _open_refs(c: asyncpg.Connection, given: OpenRefs | None) -> set[str] | None:
     if given is not None:
         return set(given() if callable(given) else given)
     if await c.fetchval("SELECT to_regclass('ledger_open_refs') IS NOT NULL"):
         return {r[0] for r in await c.fetch("SELECT ref FROM ledger_open_refs")}
-    has_rounds = await c.fetchval(
-        "SELECT count(*) = 2 FROM information_schema.columns WHERE table_schema = current_schema()"
-        " AND table_name = 'rounds' AND column_name IN ('id', 'status')"
-    )
-    if has_rounds:
-        rows = await c.fetch("SELECT id::text FROM rounds WHERE status <> ALL($1::text[])",
-                             list(CLOSED_ROUND_STATUSES))
-        return {r[0] for r in rows}
     return None
 
 

@@ -35,11 +35,11 @@ async def test_concurrent_bets_of_different_sizes_never_overdraw(ledger, table):
     amounts = [rng.randrange(100, 1500) for _ in range(100)]
     outcomes = await asyncio.gather(
         *(attempt(ledger, [Hold(f"b{i}", A, BANK, a, "bet")]) for i, a in enumerate(amounts)))
-    won = sum(a for a, o in zip(amounts, outcomes) if isinstance(o, list))
+    won = sum(a for a, o in zip(amounts, outcomes, strict=True) if isinstance(o, list))
     b = await ledger.balance(A)
     assert b.pending == won <= 10000
     # the balance only shrank, so each refused bet was larger than what is left now
-    assert all(a > b.available for a, o in zip(amounts, outcomes) if o == "insufficient_funds")
+    assert all(a > b.available for a, o in zip(amounts, outcomes, strict=True) if o == "insufficient_funds")
     assert all(isinstance(o, list) or o == "insufficient_funds" for o in outcomes)
 
 
@@ -96,8 +96,8 @@ async def test_one_id_raced_with_different_content(ledger, pool, table):
                 return outcome
 
         racers = [asyncio.create_task(attempt_on(ledger, c2, [other])), asyncio.create_task(in_transaction())]
-        while await c1.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])"
-                                " AND wait_event_type = 'Lock'", pids) < 2:
+        while await c1.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])"  # noqa: ASYNC110
+                                " AND wait_event_type = 'Lock'", pids) < 2:  # (it polls PostgreSQL's state)
             await asyncio.sleep(0.01)  # until both wait on the uncommitted id
         await tr.commit()
         assert await asyncio.gather(*racers) == ["id_conflict", "id_conflict"]
@@ -122,8 +122,8 @@ async def test_a_post_whose_hold_commits_while_it_waits(ledger, pool, table):
         await tr.start()
         await ledger.apply([Hold("h1", A, BANK, 300, "bet", "s1")], conn=c1)  # holds anna's lock
         batch = asyncio.create_task(ledger.apply([Transfer("t1", A, b, 100, "gift"), Post("p1", "h1")], conn=c2))
-        while not await c1.fetchval("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1",
-                                    c2.get_server_pid()):
+        while not await c1.fetchval(  # noqa: ASYNC110 (polls PostgreSQL's state)
+                "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", c2.get_server_pid()):
             await asyncio.sleep(0.01)
         await tr.commit()
         assert [(r.op, r.amount) for r in await batch] == [("transfer", 100), ("post", 300)]

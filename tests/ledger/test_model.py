@@ -176,4 +176,5 @@ def test_every_helper_id_parses_back_to_its_kind(name, cur):
                         (accounts.unclaimed, Kind.UNCLAIMED), (accounts.prize_pool, Kind.PRIZE_POOL)):
         assert accounts.parse(build(name, cur)) == (kind, cur)
     assert accounts.parse(accounts.points(name, name)) == (Kind.POINTS, "PTS")
-    assert accounts.tournament_of(accounts.points(name, "x")) == name == accounts.tournament_of(accounts.points_pool(name))
+    assert accounts.tournament_of(accounts.points(name, "x")) == name
+    assert accounts.tournament_of(accounts.points_pool(name)) == name

@@ -113,12 +113,13 @@ async def test_real_ledger_agrees_with_the_reference(ledger, steps):
     for s in steps:
         if s[0] == "apply":
             ops = [build(spec, ns) for spec in s[1]]
-            expected, got = await run_both(lambda: mem.apply(ops), ledger.apply(ops))
+            expected, got = await run_both(lambda ops=ops: mem.apply(ops), ledger.apply(ops))
         else:
             _, who, limit, gid = s
             acc, gid = ACCOUNTS[who](ns), f"{ns}{gid}"
-            expected, got = await run_both(lambda: mem.grant_credit(acc, limit, "inspector", gid),
-                                           ledger.grant_credit(acc, limit, "inspector", gid))
+            expected, got = await run_both(
+                lambda acc=acc, limit=limit, gid=gid: mem.grant_credit(acc, limit, "inspector", gid),
+                ledger.grant_credit(acc, limit, "inspector", gid))
             if expected[0] == got[0] == "ok":  # the store adds the time of the grant
                 got = ("ok", msgspec.structs.replace(got[1], at=None))
         assert got == expected, s

@@ -1,7 +1,8 @@
-"""The append-only audit log (a trigger refuses UPDATE/DELETE): who, when, what."""
+"""The append-only audit log (``audit_log``; a trigger refuses UPDATE/DELETE): who, when, what."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import asyncpg
@@ -18,6 +19,18 @@ async def record(conn: asyncpg.Connection | asyncpg.Pool, who: Principal, action
     )
 
 
+# (actor, role, action, target, detail as JSON)
+Entry = tuple[str, str, str, str, str]
+
+
+async def record_many(conn: asyncpg.Connection, rows: Sequence[Entry]) -> None:
+    """Several records at once (a table batch's console actions, in its transaction)."""
+    await conn.executemany(
+        "INSERT INTO audit_log (actor, role, action, target, detail) VALUES ($1, $2, $3, $4, $5::jsonb)",
+        rows,
+    )
+
+
 class AuditEntry(msgspec.Struct):
     id: int
     at: str
@@ -25,10 +38,11 @@ class AuditEntry(msgspec.Struct):
     role: str
     action: str
     target: str
-    detail: Any
+    detail: Any  # what the action carried (JSON)
 
 
-async def entries(pool: asyncpg.Pool, *, target: str | None = None, limit: int = 200) -> list[AuditEntry]:
+async def entries(pool: asyncpg.Pool | asyncpg.Connection, *, target: str | None = None,
+                  limit: int = 200) -> list[AuditEntry]:
     rows = await pool.fetch(
         """SELECT id, at, actor, role, action, target, detail::text AS detail FROM audit_log
            WHERE ($1::text IS NULL OR target = $1) ORDER BY id DESC LIMIT $2""",

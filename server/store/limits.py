@@ -1,7 +1,9 @@
 """Table limits both games share: minimum and maximum per table and currency, maxima per
 combination or box, and exceptions granted by a role. Stored as versioned msgspec JSON
-documents, never edited: each change is a new version with who made it, why, and the
-table round from which it applies (so it takes effect from the next round, never mid-round).
+documents in ``table_limits`` (migration ``server/0002``), never edited: each change is a
+new version with who made it, why, and the table round from which it applies (so it takes
+effect from the next round, never mid-round). Table configuration, not money: refusals are
+``LimitsError``s.
 """
 
 from __future__ import annotations
@@ -11,11 +13,17 @@ from datetime import datetime
 import asyncpg
 import msgspec
 
-from games.ledger.model import LedgerError
+from games.errors import GameError
 from games.money import CURRENCIES
 
 # Who may grant an exception to a maximum (e.g. the director's doubled plein).
 GRANTING_ROLES = ("chef", "inspector", "director", "admin")
+
+
+class LimitsError(GameError):
+    """A refused limits change. Codes: invalid_limits (a value or the change itself is
+    malformed), unknown_currency, limits_retroactive (it would apply before the newest
+    version already does)."""
 
 
 class LimitException(msgspec.Struct, frozen=True):
@@ -52,11 +60,11 @@ class LimitsVersion(msgspec.Struct, frozen=True):
     changed_at: datetime
 
 
-def _bad(message: str) -> LedgerError:
-    return LedgerError("invalid_limits", message)
+def _bad(message: str) -> LimitsError:
+    return LimitsError("invalid_limits", message)
 
 
-def _money(v, what: str) -> None:
+def _money(v: object, what: str) -> None:
     if type(v) is not int or v <= 0:
         raise _bad(f"{what} must be a positive whole number of minor units, not {v!r}.")
 
@@ -64,7 +72,7 @@ def _money(v, what: str) -> None:
 def validate_limits(limits: TableLimits) -> None:
     c = CURRENCIES.get(limits.currency)
     if c is None:
-        raise LedgerError("unknown_currency", f"Unknown currency {limits.currency!r}.")
+        raise LimitsError("unknown_currency", f"Unknown currency {limits.currency!r}.")
     _money(limits.minimum, "The table minimum")
     _money(limits.maximum, "The table maximum")
     if limits.maximum < limits.minimum:
@@ -101,7 +109,7 @@ class LimitsStore:
                 "SELECT version, from_round FROM table_limits WHERE table_id = $1 ORDER BY version DESC LIMIT 1",
                 table)
             if last is not None and from_round < last["from_round"]:
-                raise LedgerError("limits_retroactive",
+                raise LimitsError("limits_retroactive",
                                   f"Limits already apply from round {last['from_round']}; a change cannot go back.")
             r = await c.fetchrow(
                 "INSERT INTO table_limits (table_id, version, from_round, limits, changed_by, reason)"

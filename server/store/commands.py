@@ -1,0 +1,21 @@
+"""The answer given to each accepted command (``command_results``), so a retry of a command
+id at its table is answered again, never applied twice (written with each batch:
+``state.record_batch``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import asyncpg
+
+
+async def answered(conn: asyncpg.Connection, table_id: str, users: Sequence[str],
+                   cids: Sequence[str]) -> dict[tuple[str, str], str]:
+    """Of the commands ``(users[i], cids[i])`` sent to ``table_id``, those already accepted
+    there: (user, command id) -> the ``Accepted`` answer as JSON."""
+    rows = await conn.fetch(
+        """SELECT user_id, cid, result::text AS result FROM command_results
+           WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
+        users, cids, table_id,
+    )
+    return {(r["user_id"], r["cid"]): r["result"] for r in rows}

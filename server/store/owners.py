@@ -1,0 +1,83 @@
+"""Who serves which table: one lease per table (``table_owners``), and each serving process's
+heartbeat (``casino_processes``). A commit renews its table's lease too, in the same
+statement, and fails once another process took it (``state.record_batch``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import NamedTuple
+
+import asyncpg
+
+
+async def take_lease(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owner: str, lease_seconds: float) -> bool:
+    """Take the table for ``lease_seconds``, or renew it: only if nobody else holds a lease
+    still running. Whether ``owner`` holds it now."""
+    holder = await db.fetchval(
+        """INSERT INTO table_owners (table_id, owner, lease_until)
+           VALUES ($1, $2, now() + make_interval(secs => $3))
+           ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until
+               WHERE table_owners.owner = EXCLUDED.owner OR table_owners.lease_until < now()
+           RETURNING owner""",
+        table_id, owner, lease_seconds,
+    )
+    return bool(holder == owner)
+
+
+async def renew_leases(db: asyncpg.Pool | asyncpg.Connection, owner: str, lease_seconds: float,
+                       table_ids: list[str]) -> None:
+    """Renew ``owner``'s leases on ``table_ids`` (those it still holds)."""
+    await db.execute(
+        """UPDATE table_owners SET lease_until = now() + make_interval(secs => $2)
+           WHERE owner = $1 AND table_id = ANY($3::text[])""",
+        owner, lease_seconds, table_ids,
+    )
+
+
+async def hand_back(db: asyncpg.Pool | asyncpg.Connection, owner: str, table_id: str) -> None:
+    """End ``owner``'s lease on the table now: another process may take it at once."""
+    await db.execute(
+        "UPDATE table_owners SET lease_until = now() WHERE owner = $1 AND table_id = $2", owner, table_id,
+    )
+
+
+async def hand_back_all(conn: asyncpg.Connection, owner: str) -> list[str]:
+    """End every lease ``owner`` holds, now; the tables it held."""
+    rows = await conn.fetch("UPDATE table_owners SET lease_until = now() WHERE owner = $1 RETURNING table_id", owner)
+    return [r["table_id"] for r in rows]
+
+
+async def beat(db: asyncpg.Pool | asyncpg.Connection, owner: str) -> None:
+    """``owner`` is alive (its first beat registers it)."""
+    await db.execute(
+        """INSERT INTO casino_processes (owner) VALUES ($1)
+           ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now()""",
+        owner,
+    )
+
+
+async def stopped(conn: asyncpg.Connection, owner: str) -> None:
+    """``owner`` stopped on purpose: it no longer beats."""
+    await conn.execute("DELETE FROM casino_processes WHERE owner = $1", owner)
+
+
+class TableLease(NamedTuple):
+    table: str
+    owner: str | None  # None: nobody ever held it
+    lease_until: datetime | None
+    served: bool  # its lease runs and its owner still beats
+
+
+async def open_table_leases(db: asyncpg.Pool | asyncpg.Connection, beat_within_seconds: float) -> list[TableLease]:
+    """Every open (not archived) table's lease, and whether it is served: the lease runs
+    and its owner beat within ``beat_within_seconds``."""
+    rows = await db.fetch(
+        """SELECT t.id, o.owner, o.lease_until,
+                  o.owner IS NOT NULL AND o.lease_until > now() AND p.heartbeat_at > now() - make_interval(secs => $1)
+                      AS served
+           FROM casino_tables t LEFT JOIN table_owners o ON o.table_id = t.id
+                LEFT JOIN casino_processes p ON p.owner = o.owner
+           WHERE t.archived_at IS NULL ORDER BY t.id""",
+        beat_within_seconds,
+    )
+    return [TableLease(r["id"], r["owner"], r["lease_until"], bool(r["served"])) for r in rows]

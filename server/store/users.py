@@ -1,0 +1,82 @@
+"""People: ``users`` and the login throttle (``login_throttle``, migration ``server/0104``)."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import asyncpg
+
+from games.errors import GameError
+from server.auth import Principal, hash_password, verify_password
+
+# Lowercase ASCII only: no two names a person reads as one ("Alice" and "alice", a Cyrillic
+# "а"), and every name usable in a ledger account id (never a colon: floor players' ids have one).
+_USER_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+
+# Attempts given up while their password was being checked: their release, still running.
+_releasing: set[asyncio.Future[str]] = set()
+
+
+async def create_user(conn: asyncpg.Connection, user_id: str, password: str, role: str,
+                      currency: str = "CHF") -> Principal:
+    if not isinstance(user_id, str) or not _USER_NAME.fullmatch(user_id):
+        raise GameError("invalid_username", "A user name is 1-64 lowercase letters (a-z), digits, '-', '_' or '.', "
+                                            "starting with a letter or digit.")
+    if len(password) < 8:
+        raise GameError("weak_password", "A password has at least 8 characters.")
+    try:
+        await conn.execute(
+            "INSERT INTO users (id, password_hash, role, currency) VALUES ($1, $2, $3, $4)",
+            user_id, await hash_password(password), role, currency,
+        )
+    except asyncpg.UniqueViolationError:
+        raise GameError("user_exists", f"The user {user_id!r} already exists.") from None
+    return Principal(user_id, role, currency)
+
+
+async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str) -> Principal | None:
+    row = await conn.fetchrow("SELECT id, role, currency FROM users WHERE id = $1 AND NOT disabled", user_id)
+    return Principal(row["id"], row["role"], row["currency"]) if row else None
+
+
+async def list_users(conn: asyncpg.Connection | asyncpg.Pool) -> list[Principal]:
+    rows = await conn.fetch("SELECT id, role, currency FROM users ORDER BY id")
+    return [Principal(r["id"], r["role"], r["currency"]) for r in rows]
+
+
+async def authenticate(pool: asyncpg.Pool, user_id: str, password: str, address: str) -> Principal:
+    """Check a login, throttled per user name and per client ``address`` (``auth.LoginLimits``):
+    ``auth.Throttled`` (429) before any password is checked, ``bad_credentials`` for a wrong
+    password or an unknown name alike (same answer, same cost). Takes the pool, not a
+    connection: none is held while the password is checked (off the event loop)."""
+    from server.auth import LOGIN_LIMITS as lim
+    from server.auth import Throttled
+    from server.store import audit
+
+    row = await pool.fetchrow("SELECT * FROM login_begin($1, $2, $3, $4, $5)", user_id, address,
+                              lim.user_failures, lim.address_failures, lim.window_seconds)
+    if row["refusal"]:
+        raise Throttled(row["refusal"], row["retry_after"])
+    try:
+        right = await verify_password(row["password_hash"], password)
+    except BaseException:  # (cancelled with its client, or the check failed): no longer being checked
+        release = asyncio.ensure_future(pool.execute(
+            "UPDATE login_throttle SET checking = greatest(checking - 1, 0) WHERE key = ANY($1::text[])",
+            [f"user:{user_id}", f"addr:{address}"]))
+        _releasing.add(release)
+        release.add_done_callback(_releasing.discard)
+        raise
+    if right:
+        await pool.execute("SELECT login_succeeded($1, $2)", user_id, address)
+        return Principal(user_id, row["role"], row["currency"])
+    async with pool.acquire() as conn:
+        async with conn.transaction():  # a lock with its audit record
+            failed = await conn.fetchrow("SELECT * FROM login_failed($1, $2, $3, $4, $5, $6, $7, $8)",
+                                         user_id, address, lim.user_failures, lim.address_failures,
+                                         lim.delay_seconds, lim.lock_seconds, lim.lock_failures, lim.lock_seconds)
+            if failed and failed["locked_until"]:
+                await audit.record(conn, Principal("system", "system"), "auth.lock", user_id,
+                                   {"failures": failed["failures"], "address": address,
+                                    "until": failed["locked_until"].isoformat()})
+    raise GameError("bad_credentials", "Wrong user name or password.")
