@@ -123,6 +123,21 @@ class Principal(msgspec.Struct, frozen=True):
     currency: str = "CHF"
 
 
+class Tokens:
+    """Issues the bearer tokens that Litestar's JWT middleware (``make_jwt_auth``) checks."""
+
+    def __init__(self, jwt_auth: JWTAuth[Principal], minutes: int) -> None:
+        self.jwt_auth = jwt_auth
+        self.minutes = minutes
+
+    def issue(self, who: Principal) -> tuple[str, datetime]:
+        """A token for ``who`` (the role rides along, for clients) and when it expires."""
+        lifetime = timedelta(minutes=self.minutes)
+        token = self.jwt_auth.create_token(identifier=who.id, token_expiration=lifetime,
+                                           token_extras={"role": who.role})
+        return token, datetime.now(timezone.utc) + lifetime
+
+
 def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal]:
     return JWTAuth[Principal](
         retrieve_user_handler=retrieve_user,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from games.db.embedded import PROJECT_DIR
 
@@ -70,7 +69,3 @@ class Settings:
         for k, v in overrides.items():
             setattr(s, k, v)
         return s
-
-
-def project_path(*parts: str) -> Path:
-    return PROJECT_DIR.joinpath(*parts)

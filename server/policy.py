@@ -17,12 +17,18 @@ engines check whose chips a command moves (``games.players``), wherever it came 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
+from litestar.types import Guard
 
 from games.errors import GameError
+from server.resources import resources_of
+
+if TYPE_CHECKING:
+    from server.auth import Principal
+    from server.kinds.base import TableInfo
 
 ROLES = ("player", "croupier", "chef", "inspector", "cashier", "director", "admin")
 
@@ -42,9 +48,10 @@ OVERSIGHT = ("inspector", "director", "admin")  # ledger check, audit log, anyon
 OPEN_TABLES = ("director", "admin")  # create tables, assign staff
 DIRECTION = ("director",)  # Art. 15: authorise a chef, close and archive a table
 LIMITS = ("chef", "director")  # the Direzione, and a chef at his own table
+RECALL = ("player", "croupier", "chef", *OVERSIGHT)  # a round's recall: players only theirs, staff their tables'
 
 
-def require_roles(*roles: str):
+def require_roles(*roles: str) -> Guard:
     """A Litestar guard: the caller's role is one of ``roles``."""
 
     def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -54,7 +61,7 @@ def require_roles(*roles: str):
     return guard
 
 
-def require_self_or(*roles: str):
+def require_self_or(*roles: str) -> Guard:
     """A guard for ``/.../{user}/...`` routes and ``?user=``: the caller himself, or ``roles``."""
 
     def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
@@ -65,13 +72,41 @@ def require_self_or(*roles: str):
     return guard
 
 
+def check_assigned(who: Principal, info: TableInfo) -> None:
+    """Croupiers and chefs act only at the tables they are assigned to."""
+    if who.role in ASSIGNED_ROLES and who.id not in info.staff:
+        raise GameError("not_your_table", f"You are not assigned to table {info.id}.")
+
+
 def require_assigned(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """A guard for ``/tables/{table_id}/...``: croupiers and chefs only at their own tables."""
     who = connection.user
     if who.role in ASSIGNED_ROLES:
-        info = connection.app.state.ctx.manager.known(connection.path_params["table_id"])
-        if who.id not in info.staff:
-            raise GameError("not_your_table", f"You are not assigned to table {info.id}.")
+        check_assigned(who, resources_of(connection.app).manager.known(connection.path_params["table_id"]))
+
+
+async def require_own_round(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """A guard for ``/tables/{table_id}/rounds/{round_id}``: a player recalls only the rounds
+    he played (an unknown table is still answered as such first)."""
+    from server import store  # (here: the store imports the kinds, which import this module)
+
+    who = connection.user
+    if who.role != "player":
+        return
+    resources = resources_of(connection.app)
+    table_id, round_id = connection.path_params["table_id"], connection.path_params["round_id"]
+    resources.manager.known(table_id)
+    async with resources.pool.acquire() as conn:
+        if not await store.played_round(conn, who.id, table_id, round_id):
+            raise GameError("forbidden", "You may recall only the rounds you played.")
+
+
+def check_may_create(by: Principal, role: str) -> None:
+    """Who creates which account (the route itself: ``CREATE_ACCOUNTS``): an admin alone creates admins."""
+    if role not in ROLES:
+        raise GameError("unknown_role", f"Roles are: {', '.join(ROLES)}.")
+    if role == "admin" and by.role != "admin":
+        raise GameError("forbidden", "Only an admin creates admins.")
 
 
 def check_table_role(role: str) -> None:

@@ -54,7 +54,9 @@ HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "n
               405: "method_not_allowed", 409: "conflict", 413: "too_large", 429: "too_many_requests"}
 
 
-class Problem(msgspec.Struct, omit_defaults=True):
+class ProblemDetails(msgspec.Struct, omit_defaults=True):
+    """An RFC 9457 document; ``code`` is the stable one clients match on."""
+
     type: str
     title: str
     status: int
@@ -64,21 +66,21 @@ class Problem(msgspec.Struct, omit_defaults=True):
     errors: list[Any] = []
 
 
-def problem_for(exc: Exception) -> Problem:
+def problem_for(exc: Exception) -> ProblemDetails:
     if isinstance(exc, GameError):
         status = STATUS_BY_CODE.get(exc.code, 422)
-        return Problem(f"/errors/{exc.code}", exc.code.replace("_", " ").capitalize(), status,
-                       exc.message, exc.code)
+        return ProblemDetails(f"/errors/{exc.code}", exc.code.replace("_", " ").capitalize(), status,
+                              exc.message, exc.code)
     if isinstance(exc, ValidationException):
         errors = exc.extra if isinstance(exc.extra, list) else []
-        return Problem("/errors/invalid_request", "Invalid request", 400,
-                       str(exc.detail), "invalid_request", errors=errors)
+        return ProblemDetails("/errors/invalid_request", "Invalid request", 400,
+                              str(exc.detail), "invalid_request", errors=errors)
     if isinstance(exc, HTTPException):
         code = HTTP_CODES.get(exc.status_code, "http_error")
-        return Problem(f"/errors/{code}", code.replace("_", " ").capitalize(), exc.status_code,
-                       str(exc.detail), code)
-    return Problem("/errors/internal_error", "Internal error", 500,
-                   "Something went wrong on our side; nothing was changed.", "internal_error")
+        return ProblemDetails(f"/errors/{code}", code.replace("_", " ").capitalize(), exc.status_code,
+                              str(exc.detail), code)
+    return ProblemDetails("/errors/internal_error", "Internal error", 500,
+                          "Something went wrong on our side; nothing was changed.", "internal_error")
 
 
 def problem_handler(request: Request, exc: Exception) -> Response:
@@ -127,7 +129,8 @@ def document_refusals(app: Litestar) -> None:
             if route.path == "/auth/login":
                 statuses |= {401, 429}
             handler.responses = {
-                **{status: ResponseSpec(Problem, description=_REFUSALS[status], media_type=MEDIA_TYPE,
-                                        generate_examples=False) for status in sorted(statuses)},
+                **{status: ResponseSpec(ProblemDetails, description=_REFUSALS[status], media_type=MEDIA_TYPE,
+                                        generate_examples=False)
+                   for status in sorted(statuses)},
                 **(handler.responses or {}),
             }

@@ -22,7 +22,6 @@ import msgspec
 CLOSE_UNAUTHORIZED = 4001
 CLOSE_TOKEN_EXPIRED = 4003
 CLOSE_TOO_SLOW = 4008
-CLOSE_SHUTDOWN = 1012
 
 
 class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
@@ -128,6 +127,7 @@ class Pong(_Msg, tag="pong"):
     cid: str = ""
 
 
+# What the server sends (the AsyncAPI document lists these two unions, server.asyncapi).
 ServerMessage = Accepted | Rejected | Snapshot | Events | Error | Heartbeat | Pong
 
 client_decoder = msgspec.json.Decoder(ClientMessage)

@@ -1,15 +1,12 @@
 """One websocket per client: authenticate, subscribe to tables, send commands, get events.
 
-Every frame goes out through one queue per socket, drained by one sender task. A slow
-client is one that does not drain, not one whose queue is momentarily long: live table
-events and snapshots wait, in this socket's own tasks, while send_queue_frames of them are
-unsent, and the socket is closed with 4008 only when the sender then sends nothing for
-send_stall_seconds (or falls BACKLOG_FACTOR queues behind). Answers to the client's own
-frames are not counted there: they are bounded by the client (at most MAX_PENDING unsent;
-past that its frames are not read until it reads). Frames that cannot wait (heartbeats, a
-replay the client asked for) still close the socket at once when the queue is full. The
-table never waits for a client: it publishes on its channel and goes on. Table events come from Litestar channels (one subscriber per table per socket),
-one ``events`` message per committed batch, encoded once by the table owner, and are
+Outgoing frames and the slow-client rule are the ``Outbox``'s. Here: the client's frames
+are read only while fewer than MAX_PENDING answers to it are unsent (past that its frames
+are not read until it reads), and a subscriber that falls BACKLOG_FACTOR queues behind its
+tables is too slow.
+
+Table events come from Litestar channels (one subscriber per table per socket), one
+``events`` message per committed batch, encoded once by the table owner, and are
 forwarded here by seq: a frame whose events this socket already has is dropped, one that
 overlaps what it has (a snapshot or a replay taken mid-batch) is cut to the events after
 it, so a snapshot or a resume followed by live events gives each event exactly once.
@@ -20,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,54 +26,22 @@ from litestar.channels import ChannelsPlugin
 
 from games.errors import GameError
 from server import store
-from server.auth import Principal, decode_token, token_expiry
-from server.edge import check_json, check_text
+from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
+from server.edge import check_json
 from server.policy import check_table_role
 from server.protocol import (
-    CLOSE_TOKEN_EXPIRED, CLOSE_TOO_SLOW, CLOSE_UNAUTHORIZED, Auth, Error, Events, Heartbeat, Ping, Play,
+    CLOSE_TOKEN_EXPIRED, CLOSE_UNAUTHORIZED, Auth, Error, Events, Heartbeat, Ping, Play,
     Pong, Rejected, Snapshot, Subscribe, TableEvent, Unsubscribe, Accepted, client_decoder, encoder,
 )
+from server.resources import Resources
 from server.runtime import channel_of
+from server.ws.handshake import presented_token
+from server.ws.outbox import Outbox
+from server.ws.peek import batch_seqs, cid_of, events_decoder
 
 log = logging.getLogger("casino.ws")
 
 
-class _PeekSeq(msgspec.Struct):
-    seq: int = 0
-
-
-class _Peek(msgspec.Struct):
-    seq: int = 0  # the last event's
-    events: list[_PeekSeq] = []
-
-
-class _CidPeek(msgspec.Struct):
-    cid: str = ""
-
-
-# A cid in a frame the decoder refused as a whole (e.g. a lone surrogate elsewhere in it).
-_CID = re.compile(rb'"cid"\s*:\s*("(?:[^"\\]|\\.){1,128}")')
-
-
-def _cid_of(raw: bytes) -> str:
-    try:
-        return _cid_peek.decode(raw).cid
-    except Exception:  # (as the frame itself: not JSON, too deep, not UTF-8)
-        pass
-    m = _CID.search(raw)
-    try:
-        cid = msgspec.json.decode(m.group(1), type=str) if m else ""
-    except Exception:
-        return ""
-    try:
-        check_text(cid)
-    except GameError:
-        return ""
-    return cid
-
-
-_peek = msgspec.json.Decoder(_Peek)
-_events_decoder = msgspec.json.Decoder(Events)
 # A connection may not flood a table's queue: past this many unanswered commands it is refused;
 # and past this many answers it has not read yet, its next frames wait to be read.
 MAX_PENDING = 256
@@ -86,117 +50,24 @@ MAX_PENDING = 256
 BACKLOG_FACTOR = 32
 # How long a closing socket's task waits for the close frame to go out.
 CLOSE_FRAME_SECONDS = 30.0
-_cid_peek = msgspec.json.Decoder(_CidPeek)
 
 
-class _Slow(Exception):
-    pass
-
-
-class Connection:
-    def __init__(self, socket: WebSocket, ctx: Any, channels: ChannelsPlugin) -> None:
-        self.socket = socket
-        self.ctx = ctx
+class Connection(Outbox):
+    def __init__(self, socket: WebSocket, resources: Resources, channels: ChannelsPlugin) -> None:
+        super().__init__(socket, resources.settings)
+        self.resources = resources
         self.channels = channels
-        # (frame, counted): counted frames are table events, snapshots, heartbeats; the others
-        # answer the client's own frames.
-        self.out: asyncio.Queue[tuple[bytes, bool]] = asyncio.Queue()
-        self.bound = ctx.settings.send_queue_frames
-        self.bound_bytes = ctx.settings.send_queue_bytes
-        self.stall_seconds = ctx.settings.send_stall_seconds
-        self.queued = 0  # counted frames unsent
-        self.queued_bytes = 0  # and their size: a few big frames (snapshots) fill it too
-        self.answers = 0  # answers unsent
-        self.progress = asyncio.Event()  # set each time the sender has handed a frame over
         self.who: Principal | None = None
         self.expires: datetime | None = None
         self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
         self.last_seq: dict[str, int] = {}
         self.present: set[str] = set()  # tables whose runtime counts this socket as present
         self.tasks: set[asyncio.Task] = set()
-        self.closing: tuple[int, str] | None = None
-        self.closed = asyncio.Event()
         self.pending = 0  # commands sent to tables and not answered yet
-
-    # ---- sending -------------------------------------------------------------------------
-    def send(self, frame: bytes) -> None:
-        """A frame that cannot wait (a heartbeat, a notice): with the queue already full of
-        unsent frames the client is too slow."""
-        if self.closing:
-            return
-        if self._full():
-            self._too_slow()
-            return
-        self._queue(frame)
-
-    def _full(self) -> bool:
-        return self.queued >= self.bound or self.queued_bytes >= self.bound_bytes
-
-    def _queue(self, frame: bytes) -> None:
-        self.queued += 1
-        self.queued_bytes += len(frame)
-        self.out.put_nowait((frame, True))
-
-    def send_msg(self, msg: Any) -> None:
-        self.send(encoder.encode(msg))
-
-    async def deliver(self, frame: bytes) -> bool:
-        """A table event, snapshot or replayed event: waits (this socket's task, never the
-        table) while the queue is full and the sender is making progress; closes with 4008
-        once the sender has sent nothing for stall_seconds. False once the socket is closing."""
-        while not self.closing and self._full():
-            if not await self._progressed():
-                return False
-        if self.closing:
-            return False
-        self._queue(frame)
-        return True
-
-    def answer(self, msg: Any) -> None:
-        """An answer to one of the client's frames (bounded by the reader: see _receive_loop)."""
-        if self.closing:
-            return
-        self.answers += 1
-        self.out.put_nowait((encoder.encode(msg), False))
-
-    async def _progressed(self) -> bool:
-        """Wait for the sender to hand over a frame; False (and 4008) if it sent none in time."""
-        self.progress.clear()
-        try:
-            await asyncio.wait_for(self.progress.wait(), self.stall_seconds)
-            return True
-        except asyncio.TimeoutError:
-            self._too_slow()
-            return False
-
-    def _too_slow(self) -> None:
-        self.close(CLOSE_TOO_SLOW, "too slow: frames were not read in time")
-        while not self.out.empty():  # what it did not read is dropped, not kept for it
-            self.out.get_nowait()
-        self.queued = self.queued_bytes = self.answers = 0
-
-    def close(self, code: int, reason: str) -> None:
-        if self.closing is None:
-            log.debug("closing the socket of %s: %d %s", self.who.id if self.who else "?", code, reason)
-            self.closing = (code, reason)
-            self.closed.set()
-
-    async def _sender(self) -> None:
-        while True:
-            frame, counted = await self.out.get()
-            await self.socket.send_text(frame.decode())
-            if self.closing and self.closing[0] == CLOSE_TOO_SLOW:
-                continue  # the counters were reset with the queue
-            if counted:
-                self.queued -= 1
-                self.queued_bytes -= len(frame)
-            else:
-                self.answers -= 1
-            self.progress.set()
 
     async def _heartbeat(self) -> None:
         while True:
-            await asyncio.sleep(self.ctx.settings.heartbeat_seconds)
+            await asyncio.sleep(self.resources.settings.heartbeat_seconds)
             if self.out.empty():  # else frames are going out: no keep-alive to pile up
                 self.send_msg(Heartbeat(datetime.now(timezone.utc).isoformat()))
             if self.expires and datetime.now(timezone.utc) >= self.expires:
@@ -204,13 +75,11 @@ class Connection:
 
     # ---- life ----------------------------------------------------------------------------
     async def run(self) -> None:
-        from server.auth import SUBPROTOCOL
-
         # A browser offers "casino.v1, bearer.<token>": the answer names casino.v1, never the token.
         offered = self.socket.scope.get("subprotocols") or []
         await self.socket.accept(subprotocols=SUBPROTOCOL if SUBPROTOCOL in offered else None)
         try:
-            token, cid = await self._token_from_request()
+            token, cid = await presented_token(self.socket, self.resources.settings.max_frame_bytes)
             await self._authenticate(token)
         except GameError as exc:
             with contextlib.suppress(Exception):  # (the client may be gone already)
@@ -241,53 +110,17 @@ class Connection:
                     # when it reads again (this socket's task waits, nothing else), or never.
                     await asyncio.wait_for(self.socket.close(*self.closing), CLOSE_FRAME_SECONDS)
 
-    async def _drain(self) -> None:
-        while not self.out.empty() and self.closing and self.closing[0] != CLOSE_TOO_SLOW:
-            await asyncio.sleep(0.01)
-
-    async def _token_from_request(self) -> tuple[str, str]:
-        """The token, and the cid of the frame that brought it ("" from the handshake):
-        'Authorization: Bearer <token>', else a 'bearer.<token>' subprotocol, else a first
-        frame {"type": "auth", "cid", "token"} within WS_AUTH_SECONDS. Never the URL's
-        query: URLs end up in access logs, so a ?token= is refused even when valid."""
-        from server.auth import WS_AUTH_SECONDS, bearer_from_subprotocols
-
-        if "token" in self.socket.query_params:
-            raise GameError("unauthorized", "A token in the URL is refused (URLs are logged): send it as "
-                                            "'Authorization: Bearer', a subprotocol or an auth frame.")
-        header = self.socket.headers.get("authorization", "")
-        if header.lower().startswith("bearer "):
-            return header[7:].strip(), ""
-        token = bearer_from_subprotocols(self.socket.scope.get("subprotocols") or [])
-        if token:
-            return token, ""
-        refusal = GameError("unauthorized", "Log in first: a token in 'Authorization: Bearer', a "
-                                            "'bearer.<token>' subprotocol or a first auth frame.")
-        try:
-            message = await asyncio.wait_for(self.socket.receive(), WS_AUTH_SECONDS)
-        except asyncio.TimeoutError:
-            raise refusal from None
-        raw = message.get("text") or message.get("bytes") or ""
-        if message["type"] == "websocket.disconnect" or len(raw) > self.ctx.settings.max_frame_bytes:
-            raise refusal
-        try:
-            msg = client_decoder.decode(raw)
-        except (msgspec.DecodeError, RecursionError):
-            raise refusal from None
-        if not isinstance(msg, Auth):
-            raise refusal
-        return msg.token, msg.cid
-
     async def _authenticate(self, token: str) -> None:
-        t = decode_token(self.ctx.settings.jwt_secret, token)
-        async with self.ctx.pool.acquire() as conn:
+        t = decode_token(self.resources.settings.jwt_secret, token)
+        async with self.resources.pool.acquire() as conn:
             who = await store.get_user(conn, t.sub)
         if who is None:
             raise GameError("unauthorized", "This account does not exist or is disabled.")
         self.who, self.expires = who, token_expiry(t)
+        self.peer = who.id
 
     async def _receive_loop(self) -> None:
-        limit = self.ctx.settings.max_frame_bytes
+        limit = self.resources.settings.max_frame_bytes
         while True:
             # A client sending faster than it reads its answers is read no further until it
             # reads (TCP pushes back on it); if it reads nothing for stall_seconds, it is too slow.
@@ -317,12 +150,12 @@ class Connection:
             try:
                 self._dispatch(msg)
             except Exception:  # a bug of ours costs this frame, never the socket
-                log.exception("frame from %s could not be handled", self.who.id if self.who else "?")
+                log.exception("frame from %s could not be handled", self.peer)
                 self._bad_frame(raw, "internal_error", "Something went wrong on our side; nothing was changed.")
 
     def _bad_frame(self, raw: bytes, code: str, message: str) -> None:
         """Answer a frame that could not be read: with its cid when one can be found in it."""
-        cid = _cid_of(raw)
+        cid = cid_of(raw)
         if cid:
             self.answer(Rejected(cid, code, message))
         else:
@@ -354,7 +187,7 @@ class Connection:
 
     async def _reauth(self, msg: Auth) -> None:
         try:
-            if decode_token(self.ctx.settings.jwt_secret, msg.token).sub != self.who.id:
+            if decode_token(self.resources.settings.jwt_secret, msg.token).sub != self.who.id:
                 raise GameError("wrong_user", "A connection keeps its user: connect again to switch.")
             await self._authenticate(msg.token)
         except GameError as exc:
@@ -365,9 +198,9 @@ class Connection:
     def _play(self, msg: Play) -> None:
         try:
             if msg.table not in self.subs:
-                self.ctx.manager.info(msg.table)  # unknown_table first, if it is
+                self.resources.manager.info(msg.table)  # unknown_table first, if it is
                 raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
-            rt = self.ctx.manager.runtime(msg.table)
+            rt = self.resources.manager.runtime(msg.table)
             check_table_role(self.who.role)
             command = rt.kind.decode_command(msg.command, self.who)
         except GameError as exc:
@@ -392,8 +225,8 @@ class Connection:
     async def _subscribe(self, msg: Subscribe) -> None:
         table = msg.table
         try:
-            info = self.ctx.manager.info(table)
-            rt = self.ctx.manager.runtime(table)
+            info = self.resources.manager.info(table)
+            rt = self.resources.manager.runtime(table)
         except GameError as exc:
             self.answer(Rejected(msg.cid, exc.code, exc.message, table))
             return
@@ -411,7 +244,7 @@ class Connection:
             # holds, a snapshot says the same in one frame (and one frame cannot make the
             # server read a table's whole history).
             if msg.since is not None and 0 <= msg.since <= rt.seq and rt.seq - msg.since <= self.bound // 2:
-                async with self.ctx.pool.acquire() as conn:
+                async with self.resources.pool.acquire() as conn:
                     replay = await store.events_after(conn, table, msg.since, limit=rt.seq - msg.since + 1)
                 if replay and replay[0][0] != msg.since + 1:
                     replay = None  # a gap should not happen; fall back to a snapshot
@@ -419,7 +252,7 @@ class Connection:
                 last = msg.since
                 # A replay the client asked for is queued at once, against the bound: asking for
                 # more history than send_queue_frames without reading it is too slow.
-                # One event per frame, as before: the bound counts the history asked for.
+                # One event per frame: the bound counts the history asked for.
                 for seq, round_id, payload in replay:
                     self.send_msg(Events(table, seq, [TableEvent(seq, round_id, rt.kind.public_payload(payload))]))
                     last = seq
@@ -440,13 +273,13 @@ class Connection:
         async for frame in subscriber.iter_events():
             if not gate.is_set():
                 await gate.wait()
-            peek = _peek.decode(frame)
+            peek = batch_seqs.decode(frame)
             seq, have = peek.seq, self.last_seq.get(table, 0)
             if seq > have:
                 if peek.events and peek.events[0].seq <= have:
                     # This socket already holds the batch's first events (its snapshot or replay
                     # was taken mid-batch): only the rest goes out (rare, so encoded here).
-                    msg = _events_decoder.decode(frame)
+                    msg = events_decoder.decode(frame)
                     frame = encoder.encode(Events(table, seq, [e for e in msg.events if e.seq > have]))
                 self.last_seq[table] = seq
                 if self._full() and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
@@ -468,7 +301,7 @@ class Connection:
         subscriber, pump = self.subs.pop(table)
         if table in self.present:  # counted at the table: seats of the gone are released
             self.present.discard(table)
-            if (rt := self.ctx.manager.runtimes.get(table)) is not None:
+            if (rt := self.resources.manager.runtimes.get(table)) is not None:
                 rt.left(self.who)
         self.last_seq.pop(table, None)
         pump.cancel()
@@ -477,6 +310,6 @@ class Connection:
 
 
 @websocket("/ws")
-async def ws_endpoint(socket: WebSocket, channels: ChannelsPlugin) -> None:
+async def ws_endpoint(socket: WebSocket, channels: ChannelsPlugin, resources: Resources) -> None:
     """Players, croupiers and consoles: see /asyncapi.json for the protocol."""
-    await Connection(socket, socket.app.state.ctx, channels).run()
+    await Connection(socket, resources, channels).run()

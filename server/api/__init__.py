@@ -1,0 +1,18 @@
+"""The HTTP API, one controller per domain. Every refusal is a GameError, turned into
+problem details by ``server.problems``; who may call what is ``server.policy``'s guards;
+handlers get their services by dependency injection (``server.deps``)."""
+
+from __future__ import annotations
+
+from server.api.accounts import AccountsController
+from server.api.audit import AuditController
+from server.api.auth import AuthController
+from server.api.cashier import CashierController
+from server.api.health import health, ready
+from server.api.rounds import RoundsController
+from server.api.tables import TablesController
+
+ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
+          RoundsController, health, ready]
+
+__all__ = ["ROUTES"]
