@@ -22,6 +22,7 @@ from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
 from server.money import jackpot_transfers
+from server.store import jackpots as pools
 
 log = logging.getLogger("casino.jackpots")
 _SERVER = Actor("system", "system")  # the pool's commands are the server's
@@ -41,18 +42,15 @@ async def _open_accounts(ctx: Any, conn: Any, name: str, currency: str) -> None:
 
 async def _load(ctx: Any, conn: Any, cfg: Any, table: str) -> tuple[Any, list[Any]]:
     """The pool, locked for this transaction; opened (seeded by ``table``'s bank) if new."""
-    row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
-    if row is not None:
-        return JP.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=JP.PoolState)), []
-    pool = JP.JackpotPool(cfg)
-    events = pool.handle(JP.Open(table=table), _SERVER)
-    mine = await conn.fetchval(
-        "INSERT INTO jackpot_pools (name, state) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name",
-        cfg.jackpot, msgspec.json.encode(pool.state))
-    if mine is None:  # another process opened it first: use theirs
-        row = await conn.fetchrow("SELECT state FROM jackpot_pools WHERE name = $1 FOR UPDATE", cfg.jackpot)
-        return JP.JackpotPool.from_state(msgspec.json.decode(bytes(row["state"]), type=JP.PoolState)), []
-    return pool, events
+    saved = await pools.lock_pool(conn, cfg.jackpot)
+    if saved is None:
+        pool = JP.JackpotPool(cfg)
+        events = pool.handle(JP.Open(table=table), _SERVER)
+        if await pools.insert_pool(conn, cfg.jackpot, msgspec.json.encode(pool.state)):
+            return pool, events
+        saved = await pools.lock_pool(conn, cfg.jackpot)  # another process opened it first: use theirs
+        assert saved is not None
+    return JP.JackpotPool.from_state(msgspec.json.decode(saved, type=JP.PoolState)), []
 
 
 async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any]) -> list[Any]:
@@ -74,8 +72,7 @@ async def forward(ctx: Any, conn: Any, table: str, engine: Any, events: list[Any
             out += pool.handle(command, _SERVER)
         except GameError as exc:  # e.g. a round the pool never saw: it must not stop the table
             log.error("jackpot %s: %s refused: %s", cfg.jackpot, type(command).__name__, exc.message)
-    await conn.execute("UPDATE jackpot_pools SET state = $2, updated_at = now() WHERE name = $1",
-                       cfg.jackpot, msgspec.json.encode(pool.state))
+    await pools.save_pool(conn, cfg.jackpot, msgspec.json.encode(pool.state))
     ops = jackpot_transfers(out, cfg.currency)
     if ops:
         await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
@@ -96,8 +93,7 @@ async def ensure_open(ctx: Any, table: str, engine: Any) -> Any:
                 await _open_accounts(ctx, conn, cfg.jackpot, cfg.currency)
                 await ctx.ledger.apply(ops, conn=conn)
             if events:
-                await conn.execute("UPDATE jackpot_pools SET state = $2 WHERE name = $1",
-                                   cfg.jackpot, msgspec.json.encode(pool.state))
+                await pools.save_pool(conn, cfg.jackpot, msgspec.json.encode(pool.state))
     return pool.meters
 
 

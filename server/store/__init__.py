@@ -8,7 +8,8 @@
 - ``owners``: table leases and process heartbeats;
 - ``audit``: the append-only audit log;
 - ``limits``: table limits, versioned;
-- ``accounts``: what the accounts and cashier API asks beside the ledger.
+- ``accounts``: what the accounts and cashier API asks beside the ledger;
+- ``jackpots``: the linked jackpot pools.
 
 The ledger's own tables are the ledger's (``games.ledger.store``). What the callers use most
 is re-exported here (``store.load_tables``).
@@ -31,6 +32,7 @@ from server.store.rounds import RoundRef, played_round, player_rounds
 from server.store.state import create_state, load_state, record_batch, replace_state
 from server.store.tables import (
     TABLE_CHANGED,
+    any_table,
     archive_table,
     assign_staff,
     grant_authorisation,
@@ -47,7 +49,7 @@ __all__ = [
     "TableLease", "beat", "hand_back", "hand_back_all", "open_table_leases", "renew_leases", "stopped", "take_lease",
     "RoundRef", "played_round", "player_rounds",
     "create_state", "load_state", "record_batch", "replace_state",
-    "TABLE_CHANGED", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
+    "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
     "authenticate", "create_user", "get_user", "list_users",
 ]

@@ -44,6 +44,11 @@ async def load_tables(conn: asyncpg.Connection, table_id: str | None = None) -> 
     return [_info(r, staff.get(r["id"], []), auths.get(r["id"], [])) for r in rows]
 
 
+async def any_table(conn: asyncpg.Connection) -> bool:
+    """Whether the floor has any table at all (the demo seeds only an empty one)."""
+    return bool(await conn.fetchval("SELECT EXISTS (SELECT 1 FROM casino_tables)"))
+
+
 async def insert_table(conn: asyncpg.Connection, info: TableInfo, created_by: str) -> None:
     try:
         await conn.execute(
