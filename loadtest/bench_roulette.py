@@ -14,11 +14,12 @@ import time
 
 import msgspec
 
+from games.commands import Actor
 from games.rng import SeededRng
 from roulette.commands import LaunchBall, NoMoreBets, OpenSpin, PlaceBet, Result
 from roulette.engine import RouletteTable
 from roulette.layout import COMBINATIONS
-from roulette.state import Actor, RouletteState
+from roulette.state import RouletteState
 
 CROUPIER = Actor("c1", "croupier")
 
@@ -26,15 +27,15 @@ CROUPIER = Actor("c1", "croupier")
 def table_with_bets(players: int, per_player: int, seed: int = 7) -> RouletteTable:
     rng = SeededRng(seed)
     table = RouletteTable("bench")
-    table.handle(OpenSpin(by=CROUPIER))
+    table.handle(OpenSpin(), CROUPIER)
     minimum = table.state.settings.minimum
     for p in range(players):
         who = Actor(f"p{p}")
         for _ in range(per_player):
             spot = COMBINATIONS[rng.randbelow(len(COMBINATIONS))].name
-            table.handle(PlaceBet(by=who, player=who.id, spot=spot, amount=minimum * (1 + rng.randbelow(4))))
-    table.handle(LaunchBall(by=CROUPIER))
-    table.handle(NoMoreBets(by=CROUPIER))
+            table.handle(PlaceBet(player=who.id, spot=spot, amount=minimum * (1 + rng.randbelow(4))), who)
+    table.handle(LaunchBall(), CROUPIER)
+    table.handle(NoMoreBets(), CROUPIER)
     return table
 
 
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         fresh = RouletteTable.from_state(msgspec.msgpack.decode(frozen, type=RouletteState))
         number = (17, 0)[i % 2]  # a plain number and a zero (prison) alternately
         t0 = time.perf_counter()
-        events = len(fresh.handle(Result(by=CROUPIER, number=number)))
+        events = len(fresh.handle(Result(number=number), CROUPIER))
         times.append((time.perf_counter() - t0) * 1000)
     bets = args.players * args.bets
     print(

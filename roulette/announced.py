@@ -74,7 +74,7 @@ def finale_en_plein(digit: int) -> Announced:
 
 def finale_a_cheval(a: int, b: int) -> Announced:
     a, b = min(a, b), max(a, b)
-    if not (0 <= a and b <= 9 and b - a in (1, 3)):
+    if not (a >= 0 and b <= 9 and b - a in (1, 3)):
         raise GameError(
             "unknown_announcement",
             f"There is no finale à cheval {a}/{b}: the two last digits must be one apart "

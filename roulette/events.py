@@ -16,7 +16,7 @@ class _Ev(msgspec.Struct, frozen=True, tag_field="type"):
     pass
 
 
-class SpinOpened(_Ev, tag="spin_opened"):
+class SpinOpened(_Ev, tag="spin_opened", frozen=True):
     spin: int
     settings: TableSettings  # in force for this spin
     prisoners: list[str]  # wagers carried over en prison
@@ -29,7 +29,7 @@ class Piece(msgspec.Struct, frozen=True):
     wager: str
 
 
-class AnnouncedBetPlaced(_Ev, tag="announced_bet_placed"):
+class AnnouncedBetPlaced(_Ev, tag="announced_bet_placed", frozen=True):
     announce: str
     player: str
     name: str
@@ -38,7 +38,7 @@ class AnnouncedBetPlaced(_Ev, tag="announced_bet_placed"):
     pieces: list[Piece]  # the expansion, reported back
 
 
-class OverMaximumEntered(_Ev, tag="over_maximum_entered"):
+class OverMaximumEntered(_Ev, tag="over_maximum_entered", frozen=True):
     """Art. 8: a croupier-entered bet above the maximum; it plays on the maximum and
     the excess goes back at settlement."""
 
@@ -50,47 +50,47 @@ class OverMaximumEntered(_Ev, tag="over_maximum_entered"):
     entered_by: str
 
 
-class BetsRestated(_Ev, tag="bets_restated"):
+class BetsRestated(_Ev, tag="bets_restated", frozen=True):
     player: str
     stakes: list[Stake]
 
 
-class LateBetPending(_Ev, tag="late_bet_pending"):
+class LateBetPending(_Ev, tag="late_bet_pending", frozen=True):
     late: str
     player: str
     stakes: list[Stake]
     entered_by: str
 
 
-class LateBetAccepted(_Ev, tag="late_bet_accepted"):
+class LateBetAccepted(_Ev, tag="late_bet_accepted", frozen=True):
     late: str
     player: str
     by: str
 
 
-class LateBetRefused(_Ev, tag="late_bet_refused"):
+class LateBetRefused(_Ev, tag="late_bet_refused", frozen=True):
     late: str
     player: str
     reason: str
     by: str = ""
 
 
-class BallLaunched(_Ev, tag="ball_launched"):
+class BallLaunched(_Ev, tag="ball_launched", frozen=True):
     spin: int
 
 
-class BetsClosed(_Ev, tag="bets_closed"):
+class BetsClosed(_Ev, tag="bets_closed", frozen=True):
     """"Rien ne va plus"."""
 
     spin: int
 
 
-class SpinVoided(_Ev, tag="spin_voided"):
+class SpinVoided(_Ev, tag="spin_voided", frozen=True):
     spin: int
     reason: str
 
 
-class SpinResult(_Ev, tag="spin_result"):
+class SpinResult(_Ev, tag="spin_result", frozen=True):
     spin: int
     number: int
     colour: str
@@ -102,21 +102,21 @@ class SpinResult(_Ev, tag="spin_result"):
     last_spin: bool = False
 
 
-class WagerImprisoned(_Ev, tag="wager_imprisoned"):
+class WagerImprisoned(_Ev, tag="wager_imprisoned", frozen=True):
     wager: str
     player: str
     spot: str
     spin: int
 
 
-class PrisonerStays(_Ev, tag="prisoner_stays"):
+class PrisonerStays(_Ev, tag="prisoner_stays", frozen=True):
     wager: str
     player: str
     spot: str
     spin: int
 
 
-class SpinSettled(_Ev, tag="spin_settled"):
+class SpinSettled(_Ev, tag="spin_settled", frozen=True):
     spin: int
     number: int
     staked: int  # stakes decided this spin
@@ -124,23 +124,23 @@ class SpinSettled(_Ev, tag="spin_settled"):
     won: int
 
 
-class PrisonerMoved(_Ev, tag="prisoner_moved"):
+class PrisonerMoved(_Ev, tag="prisoner_moved", frozen=True):
     wager: str
     player: str
     from_spot: str
     to_spot: str
 
 
-class PartagePreferenceSet(_Ev, tag="partage_preference_set"):
+class PartagePreferenceSet(_Ev, tag="partage_preference_set", frozen=True):
     player: str
     partage: bool
 
 
-class LastSpinAnnounced(_Ev, tag="last_spin_announced"):
+class LastSpinAnnounced(_Ev, tag="last_spin_announced", frozen=True):
     spin: int
 
 
-class TableSuspended(_Ev, tag="table_suspended"):
+class TableSuspended(_Ev, tag="table_suspended", frozen=True):
     spin: int
     reason: str
     by: str
@@ -149,7 +149,7 @@ class TableSuspended(_Ev, tag="table_suspended"):
     authorised_by: str = ""
 
 
-class TableClosed(_Ev, tag="table_closed"):
+class TableClosed(_Ev, tag="table_closed", frozen=True):
     spin: int
     reason: str
     by: str
@@ -157,7 +157,7 @@ class TableClosed(_Ev, tag="table_closed"):
     authorised_by: str = ""
 
 
-class SettingsAnnounced(_Ev, tag="settings_announced"):
+class SettingsAnnounced(_Ev, tag="settings_announced", frozen=True):
     """New limits, told to everyone at the table, in force from ``effective_spin``."""
 
     settings: TableSettings
@@ -166,7 +166,7 @@ class SettingsAnnounced(_Ev, tag="settings_announced"):
     reason: str
 
 
-class LimitRaised(_Ev, tag="limit_raised"):
+class LimitRaised(_Ev, tag="limit_raised", frozen=True):
     kind: str
     maximum: int
     effective_spin: int
@@ -175,7 +175,7 @@ class LimitRaised(_Ev, tag="limit_raised"):
     reason: str
 
 
-class SocietaRegistered(_Ev, tag="societa_registered"):
+class SocietaRegistered(_Ev, tag="societa_registered", frozen=True):
     name: str
     members: list[str]
     by: str

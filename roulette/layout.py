@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from games.errors import GameError
@@ -81,10 +82,10 @@ SIMPLE_CHANCES: dict[str, frozenset[int]] = {
 def _build() -> list[Combination]:
     out: list[Combination] = []
 
-    def add(kind: str, nums, name: str) -> None:
+    def add(kind: str, nums: Iterable[int], name: str) -> None:
         out.append(Combination(kind, frozenset(nums), name))
 
-    def dash(nums) -> str:
+    def dash(nums: Iterable[int]) -> str:
         return "-".join(map(str, sorted(nums)))
 
     for n in NUMBERS:

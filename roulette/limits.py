@@ -1,6 +1,7 @@
 """Table settings: minimum, maxima per combination kind (Art. 5), the doubled plein,
 the director's raises, the second-zero prison policy, and whether the table is live.
-Changed settings apply from the next spin and are announced (Art. 5)."""
+Changed settings apply from the next spin and are announced (Art. 5): ``check_change``
+and ``raise_maximum`` hold what the director may change and how far."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from games.errors import GameError
 from games.money import currency
 from games.validation import MAX_AMOUNT, NonNegative
 
-from .layout import KINDS
+from .layout import KIND_LABELS, KINDS
 
 # Art. 5 maxima in whole units of the currency (francs).
 DEFAULT_MAXIMA = {
@@ -104,8 +105,8 @@ def check_settings(s: TableSettings) -> None:
                 "invalid_settings", "A raise ceiling is a whole amount on a combination kind."
             )
     for kind, m in s.raised.items():
-        ceiling = s.raise_ceilings.get(kind)
-        if ceiling is None or type(m) is not int or not s.maximum_base(kind) <= m <= ceiling:
+        raise_ceiling = s.raise_ceilings.get(kind)
+        if raise_ceiling is None or type(m) is not int or not s.maximum_base(kind) <= m <= raise_ceiling:
             raise GameError(
                 "invalid_settings", f"A raise on {kind} must lie between its maximum and ceiling."
             )
@@ -114,3 +115,72 @@ def check_settings(s: TableSettings) -> None:
     if type(s.doubled_plein) is not bool or type(s.live) is not bool:
         raise GameError("invalid_settings", "doubled_plein and live are true or false.")
 
+
+
+def _fmt(s: TableSettings, amount: int) -> str:
+    return currency(s.currency).format(amount)
+
+
+def check_change(current: TableSettings, base: TableSettings, new: object) -> TableSettings:
+    """The director's new settings (from the next spin), checked against the table's
+    ``current`` ones and ``base``, those in force from the next spin: the minimum and
+    maxima no higher than the regulation's (Art. 5); the currency and whether the table
+    is live never change, and a raise comes only through ``raise_maximum``."""
+    if not isinstance(new, TableSettings):
+        raise GameError("invalid_settings", "Settings are a TableSettings.")
+    check_settings(new)
+    if new.currency != current.currency:
+        raise GameError("invalid_settings", "A table's currency cannot change.")
+    if new.live != current.live:
+        raise GameError("invalid_settings", "Whether a table is live or RNG cannot change.")
+    if (new.raised, new.raise_ceilings) != (base.raised, base.raise_ceilings):
+        # Art. 5: a raise is agreed with the control service, so only RaiseLimit,
+        # which names the officer, may grant one or move its ceiling.
+        raise GameError(
+            "missing_authorisation",
+            "The plein and cheval raises are granted only as the director's raise naming "
+            "the control officer (Art. 5), not with a settings change.",
+        )
+    for kind in KINDS:
+        # Art. 5: maxima are fixed with the municipal administration; the director may
+        # lower them, or raise them back up to the regulation's, no higher.
+        ceiling = regulation_maximum(new, kind)
+        if new.maximum_base(kind) > ceiling:
+            label = KIND_LABELS[kind]
+            beyond = (
+                "only the director's raise agreed with the control officer goes above it (RaiseLimit)"
+                if kind in new.raise_ceilings
+                else "it cannot be raised"
+            )
+            raise GameError(
+                "above_regulation_maximum",
+                f"The regulation's maximum on {label} is {_fmt(new, ceiling)} (Art. 5): a settings "
+                f"change may set up to that; {beyond}.",
+                kind=kind, ceiling=ceiling,
+            )  # fmt: skip
+    return new
+
+
+def raise_maximum(base: TableSettings, kind: str, maximum: int, control_officer: str) -> TableSettings:
+    """``base`` with the director's raise of the ``kind`` maximum (Art. 5: plein or cheval,
+    up to its ceiling, agreed with the municipal control service's ``control_officer``);
+    raising it back to the base maximum takes the raise off."""
+    ceiling = base.raise_ceilings.get(kind)
+    if ceiling is None:
+        raise GameError("raise_not_allowed", f"The maximum on {kind} cannot be raised.")
+    if not control_officer.strip():
+        raise GameError(
+            "missing_authorisation",
+            "A raise is agreed with the municipal control service: name the officer (Art. 5).",
+        )
+    floor = base.maximum_base(kind)
+    if type(maximum) is not int or not floor <= maximum <= ceiling:
+        raise GameError(
+            "raise_out_of_range",
+            f"The {KIND_LABELS[kind]} maximum can be raised from {_fmt(base, floor)} up to {_fmt(base, ceiling)}.",
+            ceiling=ceiling,
+        )
+    raised = {k: v for k, v in base.raised.items() if k != kind}
+    if maximum > floor:
+        raised[kind] = maximum
+    return msgspec.structs.replace(base, raised=raised)

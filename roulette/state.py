@@ -3,24 +3,12 @@ through encoding (the server persists it with the ledger transfers)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 import msgspec
 
-from games.validation import Name
+from games.commands import Actor
 
 from .limits import TableSettings
-
-Role = Literal["player", "croupier", "chef", "director"]
-Phase = Literal["closed", "open", "launched", "no_more_bets", "settled", "suspended"]
-
-
-class Actor(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Who issues a command: a player (an online player: his login, never a floor id), or
-    a member of staff with their role."""
-
-    id: Name
-    role: Role = "player"
+from .phases import Phase
 
 
 class Bet(msgspec.Struct, frozen=True, gc=False):
@@ -56,14 +44,14 @@ class LateBet(msgspec.Struct, frozen=True):
 
     late: str
     player: str
-    entered_by: Actor
+    entered_by: Actor  # who made it: a player himself, or staff for a floor player
     stakes: list[Stake]
 
 
 class RouletteState(msgspec.Struct, kw_only=True):
     table: str
     settings: TableSettings
-    phase: Phase = "closed"
+    phase: Phase = Phase.CLOSED
     spin: int = 0  # the current (or last) spin's number; 0 before the first
     pending_settings: TableSettings | None = None  # from the next spin
     bets: list[Bet] = msgspec.field(default_factory=list)  # this spin's and prisoners

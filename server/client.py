@@ -11,7 +11,8 @@
 The server sends table events in ``events`` messages (one per committed batch); the client
 unpacks each into one dict per event, ``{"type": "event", "table", "seq", "round", "event"}``,
 which is what ``next_event``, ``drain`` and ``frames`` hold.
-Fields the server knows (who you are: ``by``, ``player``, ``role``) are filled in for you.
+Who you are never goes in a command: the server takes it from your token (a ``by`` or
+``role`` field is refused as unknown), and a player's own ``player`` may be left out.
 """
 
 from __future__ import annotations
@@ -219,7 +220,8 @@ class CasinoClient:
         return await self.command({"type": "unsubscribe", "table": table})
 
     async def play(self, table: str, command: dict, *, cid: str | None = None) -> dict:
-        """A game command; ``by`` (and ``player`` where the game needs it) are yours by default."""
+        """A game command, given as you (the server knows who you are; ``player``, where the
+        game names one, is yourself when left out)."""
         return await self.command({"type": "play", "table": table, "command": command}, cid=cid)
 
     async def next_event(self, table: str, *types: str, timeout: float = 30) -> dict:

@@ -44,9 +44,10 @@ def password_of(user: str) -> str:
 async def seed(ctx: Any) -> None:
     """Create the demo floor once (a database that already has tables is left alone)."""
     from server.kinds import KINDS
+    from server.tables import TableService
 
     async with ctx.pool.acquire() as conn:
-        if await conn.fetchval("SELECT count(*) FROM casino_tables"):
+        if await store.any_table(conn):
             return
         admin = Principal("admin", "admin")
         for user, password, role in STAFF:
@@ -62,7 +63,7 @@ async def seed(ctx: Any) -> None:
     for tid, game, profile, cur, settings in TABLES:
         if game not in KINDS:
             continue
-        await ctx.create_table(admin, game, profile, "rng", cur, tid, settings, tid)
+        await TableService.of(ctx).create(admin, game, profile, "rng", cur, tid, settings, tid)
         async with ctx.pool.acquire() as conn:
             await store.assign_staff(conn, tid, "croupier")
             await store.assign_staff(conn, tid, "chef")
@@ -165,7 +166,7 @@ def _hand(c: Any, msg: dict, box: int, hand: int) -> list[int]:
 
 
 def _total(cards: list[int]) -> int:
-    from blackjack.cards import hand_value
+    from blackjack.hands import hand_value
 
     return hand_value(cards)[0]
 

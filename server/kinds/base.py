@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -10,7 +10,7 @@ import msgspec
 from games.commands import ROLES, Actor
 from games.errors import GameError
 from server.auth import Principal
-from server.policy import ASSIGNED_ROLES, STAFF_ROLES
+from server.policy import STAFF_ROLES, check_assigned
 
 
 class Authorisation(msgspec.Struct, frozen=True):
@@ -38,7 +38,7 @@ class TableInfo(msgspec.Struct):
 
     def authorised_by(self, chef: str, action: str) -> str:
         """The director whose authorisation lets ``chef`` do ``action`` now ("" if none)."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         for a in self.authorisations:
             if a.chef == chef and a.action == action and a.valid_until > now:
                 return a.director
@@ -99,34 +99,16 @@ class GameKind:
         """Apply one command issued by ``actor``; the events to record and broadcast."""
         return list(engine.handle(command, actor))
 
-    def decode_command(self, raw: bytes, who: Principal | None = None) -> Any:
+    def decode_command(self, raw: bytes) -> Any:
         """The client's JSON -> the engine's command, with the game's one typed decoder.
-        Who issues it is never part of it: the actor comes from the token (``actor``)."""
-        if type(self).fill_actor is not GameKind.fill_actor:  # Transitional: engines still read ``by``
-            return self._decode_with_actor(raw, who)
+        Who issues it is never part of it: the actor comes from the token (``actor``), and
+        a command that names one (``by``, ``role``) is refused as an unknown field."""
         try:
             return self._decoder.decode(raw)
         except msgspec.ValidationError as exc:
             raise GameError("invalid_command", f"Not a valid {self.name} command: {exc}") from None
         except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # not JSON, nested too deep, not UTF-8
             raise GameError("malformed", f"Malformed JSON: {exc}") from None
-
-    def _decode_with_actor(self, raw: bytes, who: Any) -> Any:
-        # Transitional: goes with fill_actor once both engines take ``handle(command, actor)``.
-        try:
-            obj = msgspec.json.decode(raw)
-        except Exception as exc:  # not JSON, nested deeper than the decoder goes, not UTF-8
-            raise GameError("malformed", f"Malformed JSON: {exc}") from None
-        if not isinstance(obj, dict):
-            raise GameError("invalid_command", f"A {self.name} command is a JSON object with a 'type'.")
-        self.fill_actor(obj, who)
-        try:
-            return msgspec.convert(obj, self.command_type)
-        except msgspec.ValidationError as exc:
-            raise GameError("invalid_command", f"Not a valid {self.name} command: {exc}") from None
-
-    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
-        """Transitional: set the fields that say who issues the command."""
 
     # ---- who may do what ---------------------------------------------------------------
 
@@ -198,5 +180,4 @@ def staff_check(who: Principal, table: TableInfo) -> None:
         return
     if who.role not in STAFF_ROLES:
         raise GameError("forbidden", "Only the croupier's console may do that.")
-    if who.role in ASSIGNED_ROLES and who.id not in table.staff:
-        raise GameError("not_your_table", f"You are not assigned to table {table.id}.")
+    check_assigned(who, table)

@@ -1,5 +1,11 @@
 """Roulette (Campione rules) behind the server: who may send what, the RNG table's clock,
-and what a crash leaves behind."""
+and what a crash leaves behind.
+
+Commands carry no actor (``games.commands``): the base class decodes a client's with the
+typed decoder and the runtime hands the engine the actor of whoever submitted it. The
+commands built here are submitted by the runtime as the table's ``system`` principal (the
+clock, crash recovery) or as the director who asked (``close_command``,
+``limits_command``); the engine's role rules (``roulette.roles``) say what each may do."""
 
 from __future__ import annotations
 
@@ -7,29 +13,29 @@ from typing import Any
 
 import msgspec
 
+from games.commands import ROLES
 from games.errors import GameError
-from games.ledger.limits import TableLimits
 from games.rng import SystemRng
 from roulette import commands as C
 from roulette import events as E
+from roulette import roles
 from roulette.draw import draw_number
 from roulette.engine import RouletteTable
 from roulette.limits import default_settings
-from roulette.state import Actor, RouletteState
+from roulette.state import RouletteState
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
+from server.store.limits import TableLimits
 
-# The commands that move a player's chips: a player sends them for himself; staff only for
+# The engine's role rules, checked here at the edge too, before a command is queued:
+# the commands that move a player's chips: a player sends them for himself; staff only for
 # floor players at a live table (the engine refuses anything else). The rest is the console's.
-CHIP_COMMANDS = (C.PlaceBet, C.PlaceAnnounced, C.SameAgain, C.WithdrawBet, C.ChoosePartage,
-                 C.SetPartagePreference, C.MovePrisoner)
+CHIP_COMMANDS = tuple(cls for cls, tag in C.TAG.items() if tag in roles.CHIPS)
 # On an RNG table the server runs the wheel and only players stake (no ball to void, no
 # chips left on a felt); the console may still open, suspend, close.
-RNG_ONLY_SERVER = (C.LaunchBall, C.NoMoreBets, C.Result, C.VoidSpin, *CHIP_COMMANDS, C.MarkUnclaimed)
+RNG_ONLY_SERVER = tuple(cls for cls, tag in C.TAG.items() if tag in roles.WHEEL | roles.FLOOR_ENTRY)
 # Art. 15: what a chef may do only on a director's recorded authorisation.
 AUTHORISED = {C.Suspend: "suspend", C.CloseTable: "close"}
-ENGINE_ROLE = {"player": "player", "croupier": "croupier", "chef": "chef", "director": "director",
-               "system": "chef"}
 
 _rng = SystemRng()
 
@@ -54,16 +60,6 @@ class RouletteKind(GameKind):
             raise GameError("invalid_settings", f"Bad roulette settings: {exc}") from None
         return RouletteTable(table.id, settings)
 
-    def fill_actor(self, obj: dict[str, Any], who: Principal) -> None:
-        obj["by"] = {"id": who.id, "role": ENGINE_ROLE.get(who.role, "player")}
-        if who.role == "player" and obj.get("type") in ("place_bet", "place_announced", "same_again",
-                                                         "set_partage_preference"):
-            obj.setdefault("player", who.id)
-
-    def engine_events(self, engine: Any, command: Any, actor: Any) -> list[Any]:
-        # Transitional: this engine still reads its actor from the command's ``by``.
-        return list(engine.handle(command))
-
     def upgrade(self, engine: RouletteTable, table: TableInfo) -> bool:
         # States saved before TableSettings.live read as live: an RNG table is not.
         s: RouletteState = engine.state
@@ -79,7 +75,8 @@ class RouletteKind(GameKind):
         if who.role == "player":
             if not isinstance(command, CHIP_COMMANDS):
                 raise GameError("forbidden", "Only the croupier's console may do that.")
-            if getattr(command, "player", who.id) != who.id:
+            # (an omitted ``player`` is the player himself: the engine's rule)
+            if getattr(command, "player", None) not in (None, who.id):
                 raise GameError("not_your_seat", "You can only play for yourself.")
             return command
         staff_check(who, table)
@@ -95,25 +92,24 @@ class RouletteKind(GameKind):
         if table.mode != "rng":
             return None
         s: RouletteState = engine.state
-        by = _actor(table)
         if s.phase == "closed" and s.spin == 0 or s.phase == "settled":
             delay = 0.0 if s.spin == 0 else settings.pause_seconds
-            return Timer(f"open:{s.spin + 1}", delay, C.OpenSpin(by=by))
+            return Timer(f"open:{s.spin + 1}", delay, C.OpenSpin())
         if s.phase == "open":
-            return Timer(f"launch:{s.spin}", settings.betting_seconds, C.LaunchBall(by=by))
+            return Timer(f"launch:{s.spin}", settings.betting_seconds, C.LaunchBall())
         if s.phase == "launched":
-            return Timer(f"close:{s.spin}", min(2.0, settings.pause_seconds), C.NoMoreBets(by=by))
+            return Timer(f"close:{s.spin}", min(2.0, settings.pause_seconds), C.NoMoreBets())
         if s.phase == "no_more_bets":
             spin = s.spin
             return Timer(f"result:{spin}", min(2.0, settings.pause_seconds),
-                         lambda: C.Result(by=by, number=draw_number(_rng), source="rng"))
+                         lambda: C.Result(number=draw_number(_rng), source="rng"))
         return None
 
     def recover(self, engine: RouletteTable, table: TableInfo) -> tuple[list[Any], str]:
         s: RouletteState = engine.state
         if table.mode == "rng" and s.phase in ("launched", "no_more_bets"):
             # Art. 10-11: the spin is void ("rien va"), every bet stays in place for the next launch.
-            return [C.VoidSpin(by=_actor(table), reason="the server stopped during the spin")], \
+            return [C.VoidSpin(reason="the server stopped during the spin")], \
                 f"spin {s.spin} void: every bet stays on the layout"
         if s.phase in ("launched", "no_more_bets"):
             return [], f"spin {s.spin} waits for the croupier: enter the number or declare the spin void"
@@ -138,27 +134,25 @@ class RouletteKind(GameKind):
         s: RouletteState = engine.state
         base = s.pending_settings or s.settings
         new = msgspec.structs.replace(base, minimum=minimum, maxima={**base.maxima, **(maxima or {})})
-        return C.ChangeSettings(by=_actor_of(who), settings=new, reason=reason)
+        return C.ChangeSettings(settings=new, reason=reason)
 
     def close_command(self, engine: RouletteTable, who: Principal, reason: str) -> Any:
         if engine.state.phase == "closed" and not engine.state.bets:
             return None
-        return C.CloseTable(by=Actor(who.id, "director"), reason=reason)
+        return C.CloseTable(reason=reason)
+
+    def view(self, engine: RouletteTable, who: Principal | None) -> Any:
+        # With what the viewer may send now: the engine's phase table and role rules (the
+        # server's own rule on top: croupiers and chefs act only where they are assigned).
+        if who is None:
+            return engine.view(None)
+        return engine.view(who.id, self.actor(who) if who.role in ROLES else None)
 
     def open_wagers(self, engine: RouletteTable) -> list[str]:
         return [b.wager for b in engine.state.bets]  # this spin's and the prisoners
 
     def round_id(self, engine: RouletteTable) -> str:
         return f"spin-{engine.state.spin}"
-
-
-def _actor_of(who: Principal) -> Actor:
-    return Actor(who.id, ENGINE_ROLE.get(who.role, "player"))
-
-
-def _actor(table: TableInfo) -> Actor:
-    """The server acting for an RNG table (its clock, crash recovery)."""
-    return Actor(f"system-{table.id}", "chef")
 
 
 KIND = RouletteKind()

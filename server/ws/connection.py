@@ -202,7 +202,7 @@ class Connection(Outbox):
                 raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
             rt = self.resources.manager.runtime(msg.table)
             check_table_role(self.who.role)
-            command = rt.kind.decode_command(msg.command, self.who)
+            command = rt.kind.decode_command(msg.command)
         except GameError as exc:
             self.answer(Rejected(msg.cid, exc.code, exc.message, msg.table))
             return

@@ -7,15 +7,27 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from games.commands import Actor
 from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
 from roulette import events as E
 from roulette.commands import (
-    ChoosePartage, CloseTable, LaunchBall, MarkUnclaimed, MovePrisoner, NoMoreBets, OpenSpin,
-    PlaceAnnounced, PlaceBet, Result, SameAgain, SetPartagePreference, Suspend, WithdrawBet,
+    ChoosePartage,
+    CloseTable,
+    LaunchBall,
+    MarkUnclaimed,
+    MovePrisoner,
+    NoMoreBets,
+    OpenSpin,
+    PlaceAnnounced,
+    PlaceBet,
+    Result,
+    SameAgain,
+    SetPartagePreference,
+    Suspend,
+    WithdrawBet,
 )  # fmt: skip
 from roulette.engine import RouletteTable
 from roulette.limits import default_settings
-from roulette.state import Actor
 
 CROUPIER = Actor("c1", "croupier")
 CHEF = Actor("h1", "chef")
@@ -35,33 +47,33 @@ def prepared() -> tuple[RouletteTable, dict[str, dict[str, str]]]:
     floor player floor:bob (entered by the croupier) each have: rouge CHF 10 en prison
     from spin 1's zero, spin 1's bets to restate, and douzaine 1 CHF 10 on the layout."""
     t = RouletteTable("t1")
-    t.handle(OpenSpin(by=CROUPIER))
+    t.handle(OpenSpin(), CROUPIER)
     for by, player in ((BOB, "bob"), (CROUPIER, FLOOR_BOB)):
-        t.handle(PlaceBet(by=by, player=player, spot="rouge", amount=1000))
-        t.handle(PlaceBet(by=by, player=player, spot="plein 17", amount=500))
-    t.handle(LaunchBall(by=CROUPIER))
-    t.handle(NoMoreBets(by=CROUPIER))
-    t.handle(Result(by=CROUPIER, number=0))
-    t.handle(OpenSpin(by=CROUPIER))
+        t.handle(PlaceBet(player=player, spot="rouge", amount=1000), by)
+        t.handle(PlaceBet(player=player, spot="plein 17", amount=500), by)
+    t.handle(LaunchBall(), CROUPIER)
+    t.handle(NoMoreBets(), CROUPIER)
+    t.handle(Result(number=0), CROUPIER)
+    t.handle(OpenSpin(), CROUPIER)
     wagers = {}
     for by, player in ((BOB, "bob"), (CROUPIER, FLOOR_BOB)):
         prisoner = next(b.wager for b in t.state.bets if b.player == player and b.prison)
-        douzaine = _wager(t.handle(PlaceBet(by=by, player=player, spot="douzaine 1", amount=1000)), "douzaine 1")
+        douzaine = _wager(t.handle(PlaceBet(player=player, spot="douzaine 1", amount=1000), by), "douzaine 1")
         wagers[player] = {"prisoner": prisoner, "douzaine": douzaine}
     return t, wagers
 
 
 # Every command that places, restates, withdraws, splits, moves, sets a preference for or
-# records a player's chips, made by ``by`` for ``player``.
+# records a player's chips, made by ``by`` for ``player``: (command, actor) pairs.
 MONEY_COMMANDS = {
-    "PlaceBet": lambda by, p, w: PlaceBet(by=by, player=p, spot="plein 5", amount=500),
-    "PlaceAnnounced": lambda by, p, w: PlaceAnnounced(by=by, player=p, announce="tiers", unit=500),
-    "SameAgain": lambda by, p, w: SameAgain(by=by, player=p),
-    "WithdrawBet": lambda by, p, w: WithdrawBet(by=by, wager=w[p]["douzaine"]),
-    "ChoosePartage": lambda by, p, w: ChoosePartage(by=by, wager=w[p]["prisoner"]),
-    "MovePrisoner": lambda by, p, w: MovePrisoner(by=by, wager=w[p]["prisoner"], to="noir"),
-    "SetPartagePreference": lambda by, p, w: SetPartagePreference(by=by, player=p, partage=True),
-    "MarkUnclaimed": lambda by, p, w: MarkUnclaimed(by=by, player=p),
+    "PlaceBet": lambda by, p, w: (PlaceBet(player=p, spot="plein 5", amount=500), by),
+    "PlaceAnnounced": lambda by, p, w: (PlaceAnnounced(player=p, announce="tiers", unit=500), by),
+    "SameAgain": lambda by, p, w: (SameAgain(player=p), by),
+    "WithdrawBet": lambda by, p, w: (WithdrawBet(wager=w[p]["douzaine"]), by),
+    "ChoosePartage": lambda by, p, w: (ChoosePartage(wager=w[p]["prisoner"]), by),
+    "MovePrisoner": lambda by, p, w: (MovePrisoner(wager=w[p]["prisoner"], to="noir"), by),
+    "SetPartagePreference": lambda by, p, w: (SetPartagePreference(player=p, partage=True), by),
+    "MarkUnclaimed": lambda by, p, w: (MarkUnclaimed(player=p), by),
 }
 ACTORS = {
     "bob": BOB, "ann": ANN, "floor-id": Actor(FLOOR_BOB),
@@ -88,9 +100,9 @@ def test_role_by_command_matrix(actor, player, command, refused):
     cmd = MONEY_COMMANDS[command](ACTORS[actor], player, wagers)
     code = expected(actor, player, command)
     if code != "ok":
-        refused(t, cmd, code)
+        refused(t, *cmd, code)
         return
-    events = t.handle(cmd)
+    events = t.handle(*cmd)
     assert events
     # whatever moved, moved the named player's chips only
     assert {e.player for e in events if isinstance(e, (WagerPlaced, WagerSettled, WagerVoided))} <= {player}
@@ -99,31 +111,31 @@ def test_role_by_command_matrix(actor, player, command, refused):
 def test_a_croupier_can_no_longer_stake_an_online_wallet(refused):
     # The audit's request: as croupier, place_bet plein 17 CHF 5 for bob.
     t, _ = prepared()
-    err = refused(t, PlaceBet(by=CROUPIER, player="bob", spot="plein 17", amount=500), "floor_only")
+    err = refused(t, PlaceBet(player="bob", spot="plein 17", amount=500), CROUPIER, "floor_only")
     assert err.details == {"player": "bob"}
-    refused(t, PlaceAnnounced(by=CROUPIER, player="bob", announce="voisins du zéro", unit=500), "floor_only")
+    refused(t, PlaceAnnounced(player="bob", announce="voisins du zéro", unit=500), CROUPIER, "floor_only")
     # malformed floor ids are not floor players either
-    refused(t, PlaceBet(by=CROUPIER, player="floor:", spot="plein 17", amount=500), "floor_only")
-    refused(t, PlaceBet(by=CROUPIER, player="floor:Blue", spot="plein 17", amount=500), "floor_only")
+    refused(t, PlaceBet(player="floor:", spot="plein 17", amount=500), CROUPIER, "floor_only")
+    refused(t, PlaceBet(player="floor:Blue", spot="plein 17", amount=500), CROUPIER, "floor_only")
 
 
 def test_staff_enter_a_floor_players_chips_and_he_is_paid_on_the_felt():
     t = RouletteTable("t1")
-    t.handle(OpenSpin(by=CROUPIER))
-    (placed,) = t.handle(PlaceBet(by=CROUPIER, player="floor:blue", spot="plein 17", amount=500))
+    t.handle(OpenSpin(), CROUPIER)
+    (placed,) = t.handle(PlaceBet(player="floor:blue", spot="plein 17", amount=500), CROUPIER)
     assert placed == WagerPlaced(placed.wager, "floor:blue", 500, "plein 17")
-    t.handle(LaunchBall(by=CROUPIER))
-    t.handle(NoMoreBets(by=CROUPIER))
-    events = t.handle(Result(by=CROUPIER, number=17))
+    t.handle(LaunchBall(), CROUPIER)
+    t.handle(NoMoreBets(), CROUPIER)
+    events = t.handle(Result(number=17), CROUPIER)
     assert WagerSettled(placed.wager, "floor:blue", 500, 500, 35 * 500, "won") in events
-    assert t.handle(MarkUnclaimed(by=CHEF, player="floor:blue")) == [
+    assert t.handle(MarkUnclaimed(player="floor:blue"), CHEF) == [
         ChipsUnclaimed("floor:blue", 1, "wins", 500 + 35 * 500, [], "h1")
     ]
 
 
 def rng_table() -> RouletteTable:
     t = RouletteTable("rng-1", default_settings(live=False))
-    t.handle(OpenSpin(by=Actor("system-rng-1", "chef")))
+    t.handle(OpenSpin(), Actor("system:rng-1", "system"))  # the server's clock
     return t
 
 
@@ -131,47 +143,47 @@ def rng_table() -> RouletteTable:
 def test_no_staff_chips_at_an_rng_table(role, refused):
     t = rng_table()
     by = STAFF[role]
-    t.handle(PlaceBet(by=ANN, player="ann", spot="rouge", amount=1000))  # players play for themselves
-    refused(t, PlaceBet(by=by, player="floor:blue", spot="rouge", amount=1000), "rng_table")
-    refused(t, PlaceAnnounced(by=by, player="floor:blue", announce="tiers", unit=500), "rng_table")
-    refused(t, SameAgain(by=by, player="floor:blue"), "rng_table")
-    refused(t, SetPartagePreference(by=by, player="floor:blue", partage=True), "rng_table")
+    t.handle(PlaceBet(player="ann", spot="rouge", amount=1000), ANN)  # players play for themselves
+    refused(t, PlaceBet(player="floor:blue", spot="rouge", amount=1000), by, "rng_table")
+    refused(t, PlaceAnnounced(player="floor:blue", announce="tiers", unit=500), by, "rng_table")
+    refused(t, SameAgain(player="floor:blue"), by, "rng_table")
+    refused(t, SetPartagePreference(player="floor:blue", partage=True), by, "rng_table")
     # and never for an online player's wallet
-    refused(t, PlaceBet(by=by, player="ann", spot="rouge", amount=1000), "floor_only")
-    refused(t, WithdrawBet(by=by, wager=t.state.bets[0].wager), "floor_only")
+    refused(t, PlaceBet(player="ann", spot="rouge", amount=1000), by, "floor_only")
+    refused(t, WithdrawBet(wager=t.state.bets[0].wager), by, "floor_only")
     if role != "croupier":
-        refused(t, MarkUnclaimed(by=by, player="floor:blue"), "rng_table")
-        refused(t, MarkUnclaimed(by=by, player="ann"), "floor_only")
+        refused(t, MarkUnclaimed(player="floor:blue"), by, "rng_table")
+        refused(t, MarkUnclaimed(player="ann"), by, "floor_only")
 
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: PlaceBet(by=ANN, player="ann", spot="rouge", amount=1000),
-     lambda: PlaceAnnounced(by=ANN, player="ann", announce="orphelins", unit=500),
-     lambda: SameAgain(by=BOB, player="bob")],
+    [lambda: (PlaceBet(player="ann", spot="rouge", amount=1000), ANN),
+     lambda: (PlaceAnnounced(player="ann", announce="orphelins", unit=500), ANN),
+     lambda: (SameAgain(player="bob"), BOB)],
     ids=["PlaceBet", "PlaceAnnounced", "SameAgain"],
 )  # fmt: skip
 def test_an_rng_table_refuses_a_late_bet_at_once(make, refused):
     # Art. 9's late bets need a chef de table to accept them: an RNG table has none.
     t = RouletteTable("rng-1", default_settings(live=False))
-    system = Actor("system-rng-1", "chef")
-    t.handle(OpenSpin(by=system))
-    t.handle(PlaceBet(by=BOB, player="bob", spot="noir", amount=1000))
-    for c in (LaunchBall(by=system), NoMoreBets(by=system), Result(by=system, number=2), OpenSpin(by=system)):
-        t.handle(c)
-    t.handle(LaunchBall(by=system))
-    err = refused(t, make(), "no_more_bets")
+    system = Actor("system:rng-1", "system")  # the server's clock
+    t.handle(OpenSpin(), system)
+    t.handle(PlaceBet(player="bob", spot="noir", amount=1000), BOB)
+    for c in (LaunchBall(), NoMoreBets(), Result(number=2), OpenSpin()):
+        t.handle(c, system)
+    t.handle(LaunchBall(), system)
+    err = refused(t, *make(), "no_more_bets")
     assert "Art. 9" in err.message
     assert t.state.late == []
 
 
 def test_a_live_table_still_queues_late_bets_for_the_chef():
     t = RouletteTable("t1")
-    t.handle(OpenSpin(by=CROUPIER))
-    t.handle(LaunchBall(by=CROUPIER))
-    (pending,) = t.handle(PlaceBet(by=ANN, player="ann", spot="rouge", amount=1000))
+    t.handle(OpenSpin(), CROUPIER)
+    t.handle(LaunchBall(), CROUPIER)
+    (pending,) = t.handle(PlaceBet(player="ann", spot="rouge", amount=1000), ANN)
     assert isinstance(pending, E.LateBetPending) and pending.entered_by == "ann"
-    (floor,) = t.handle(PlaceBet(by=CROUPIER, player="floor:blue", spot="noir", amount=1000))
+    (floor,) = t.handle(PlaceBet(player="floor:blue", spot="noir", amount=1000), CROUPIER)
     assert isinstance(floor, E.LateBetPending) and (floor.player, floor.entered_by) == ("floor:blue", "c1")
 
 
@@ -182,12 +194,12 @@ def test_a_live_table_still_queues_late_bets_for_the_chef():
 def test_a_chef_alone_may_not_suspend_or_close(how, refused):
     t, _ = prepared()
     make = Suspend if how == "suspend" else CloseTable
-    refused(t, make(by=CROUPIER, reason="fault", authorised_by="d1"), "not_allowed")
-    err = refused(t, make(by=CHEF, reason="fault"), "missing_authorisation")
+    refused(t, make(reason="fault", authorised_by="d1"), CROUPIER, "not_allowed")
+    err = refused(t, make(reason="fault"), CHEF, "missing_authorisation")
     assert "Art. 15" in err.message
-    refused(t, make(by=CHEF, reason="fault", authorised_by="  "), "missing_authorisation")
+    refused(t, make(reason="fault", authorised_by="  "), CHEF, "missing_authorisation")
     held = len(t.state.bets)
-    events = t.handle(make(by=CHEF, reason="fault", authorised_by="d1"))
+    events = t.handle(make(reason="fault", authorised_by="d1"), CHEF)
     assert len([e for e in events if isinstance(e, WagerVoided)]) == held == 4
     ev = E.TableSuspended if how == "suspend" else E.TableClosed
     assert events[-1] == ev(2, "fault", "h1", "d1")
@@ -197,9 +209,9 @@ def test_a_chef_alone_may_not_suspend_or_close(how, refused):
 def test_the_director_suspends_or_closes_on_his_own_authority(how):
     t, _ = prepared()
     if how == "suspend":
-        assert t.handle(Suspend(by=DIRECTOR))[-1] == E.TableSuspended(2, "", "d1", "d1")
+        assert t.handle(Suspend(), DIRECTOR)[-1] == E.TableSuspended(2, "", "d1", "d1")
     else:
-        assert t.handle(CloseTable(by=DIRECTOR, reason="end"))[-1] == E.TableClosed(2, "end", "d1", "d1")
+        assert t.handle(CloseTable(reason="end"), DIRECTOR)[-1] == E.TableClosed(2, "end", "d1", "d1")
 
 
 def test_events_stored_before_the_authorisation_still_decode():
@@ -215,8 +227,8 @@ def test_events_stored_before_the_authorisation_still_decode():
 def test_only_the_director_resumes_a_suspended_table(refused):
     """Art. 15: the Direzione suspends the game; a croupier or chef may not lift it."""
     t = RouletteTable("t1")
-    t.handle(OpenSpin(by=CROUPIER))
-    t.handle(Suspend(by=DIRECTOR, reason="inspection"))
-    refused(t, OpenSpin(by=CROUPIER), "not_allowed")
-    refused(t, OpenSpin(by=CHEF), "not_allowed")
-    assert [type(e).__name__ for e in t.handle(OpenSpin(by=DIRECTOR))] == ["SpinOpened"]
+    t.handle(OpenSpin(), CROUPIER)
+    t.handle(Suspend(reason="inspection"), DIRECTOR)
+    refused(t, OpenSpin(), CROUPIER, "not_allowed")
+    refused(t, OpenSpin(), CHEF, "not_allowed")
+    assert [type(e).__name__ for e in t.handle(OpenSpin(), DIRECTOR)] == ["SpinOpened"]

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import pytest
 
+from games.commands import Actor
 from games.wagers import WagerPlaced, WagerSettled
 from roulette.commands import (
-    ChoosePartage, LaunchBall, MovePrisoner, NoMoreBets, OpenSpin, PlaceBet, Result,
-    SetPartagePreference, WithdrawBet,
+    ChoosePartage,
+    LaunchBall,
+    MovePrisoner,
+    NoMoreBets,
+    OpenSpin,
+    PlaceBet,
+    Result,
+    SetPartagePreference,
+    WithdrawBet,
 )  # fmt: skip
 from roulette.engine import RouletteTable
 from roulette.events import PrisonerMoved, PrisonerStays, WagerImprisoned
 from roulette.limits import default_settings
-from roulette.state import Actor
 
 CROUPIER = Actor("c1", "croupier")
 ANN = Actor("ann")
@@ -21,20 +28,20 @@ BOB = Actor("bob")
 
 def new_table(policy: str = "lose") -> RouletteTable:
     t = RouletteTable("t1", default_settings(prison_on_zero=policy))
-    t.handle(OpenSpin(by=CROUPIER))
+    t.handle(OpenSpin(), CROUPIER)
     return t
 
 
 def bet(t: RouletteTable, who: Actor, spot: str, amount: int) -> str:
-    (ev,) = [e for e in t.handle(PlaceBet(by=who, player=who.id, spot=spot, amount=amount)) if isinstance(e, WagerPlaced)]
+    (ev,) = [e for e in t.handle(PlaceBet(player=who.id, spot=spot, amount=amount), who) if isinstance(e, WagerPlaced)]
     return ev.wager
 
 
 def spin_and_reopen(t: RouletteTable, number: int) -> list:
-    t.handle(LaunchBall(by=CROUPIER))
-    t.handle(NoMoreBets(by=CROUPIER))
-    events = t.handle(Result(by=CROUPIER, number=number))
-    t.handle(OpenSpin(by=CROUPIER))
+    t.handle(LaunchBall(), CROUPIER)
+    t.handle(NoMoreBets(), CROUPIER)
+    events = t.handle(Result(number=number), CROUPIER)
+    t.handle(OpenSpin(), CROUPIER)
     return events
 
 
@@ -88,7 +95,7 @@ def test_second_zero_stays_when_the_table_says_so():
 
 def test_standing_partage_preference_returns_half_at_once():
     t = new_table()
-    t.handle(SetPartagePreference(by=ANN, player="ann", partage=True))
+    t.handle(SetPartagePreference(player="ann", partage=True), ANN)
     w_even = bet(t, ANN, "manque", 1000)
     w_odd = bet(t, ANN, "passe", 1001)
     w_bob = bet(t, BOB, "passe", 1000)
@@ -96,14 +103,14 @@ def test_standing_partage_preference_returns_half_at_once():
     # odd stake: the player gets the larger half (the bank takes half, never more)
     assert settled(events) == {w_even: (500, 0, "partage"), w_odd: (501, 0, "partage")}
     assert [e.wager for e in events if isinstance(e, WagerImprisoned)] == [w_bob]
-    t.handle(SetPartagePreference(by=ANN, player="ann", partage=False))
+    t.handle(SetPartagePreference(player="ann", partage=False), ANN)
     bet(t, ANN, "manque", 1000)
     assert len([e for e in spin_and_reopen(t, 0) if isinstance(e, WagerImprisoned)]) == 1
 
 
 def test_a_preference_names_its_player(refused):
     t = new_table()
-    refused(t, SetPartagePreference(by=Actor("c1", "croupier"), player="", partage=True), "unknown_player")
+    refused(t, SetPartagePreference(player="", partage=True), Actor("c1", "croupier"), "unknown_player")
 
 
 @pytest.mark.parametrize(
@@ -133,14 +140,14 @@ def test_last_spin_settlement_leaves_nothing_en_prison(policy, number, expected)
 def test_partage_chosen_after_the_zero(reopen, refused):
     t = new_table()
     w = bet(t, ANN, "noir", 2000)
-    t.handle(LaunchBall(by=CROUPIER))
-    t.handle(NoMoreBets(by=CROUPIER))
-    t.handle(Result(by=CROUPIER, number=0))
+    t.handle(LaunchBall(), CROUPIER)
+    t.handle(NoMoreBets(), CROUPIER)
+    t.handle(Result(number=0), CROUPIER)
     if reopen:  # still possible once the next spin is open, and while its ball runs
-        t.handle(OpenSpin(by=CROUPIER))
-        t.handle(LaunchBall(by=CROUPIER))
-    refused(t, ChoosePartage(by=BOB, wager=w), "not_allowed")
-    assert t.handle(ChoosePartage(by=ANN, wager=w)) == [WagerSettled(w, "ann", 2000, 1000, 0, "partage")]
+        t.handle(OpenSpin(), CROUPIER)
+        t.handle(LaunchBall(), CROUPIER)
+    refused(t, ChoosePartage(wager=w), BOB, "not_allowed")
+    assert t.handle(ChoosePartage(wager=w), ANN) == [WagerSettled(w, "ann", 2000, 1000, 0, "partage")]
     assert t.state.bets == []
 
 
@@ -148,38 +155,38 @@ def test_no_choice_once_the_next_spin_is_closed(refused):
     t = new_table()
     w = bet(t, ANN, "noir", 2000)
     spin_and_reopen(t, 0)
-    t.handle(LaunchBall(by=CROUPIER))
-    t.handle(NoMoreBets(by=CROUPIER))
-    refused(t, ChoosePartage(by=ANN, wager=w), "wrong_phase")
-    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge"), "wrong_phase")
+    t.handle(LaunchBall(), CROUPIER)
+    t.handle(NoMoreBets(), CROUPIER)
+    refused(t, ChoosePartage(wager=w), ANN, "wrong_phase")
+    refused(t, MovePrisoner(wager=w, to="rouge"), ANN, "wrong_phase")
 
 
 def test_move_a_prisoner_to_another_simple_chance(refused):
     t = new_table()
     w = bet(t, ANN, "rouge", 1000)
     spin_and_reopen(t, 0)
-    refused(t, MovePrisoner(by=ANN, wager=w, to="plein 17"), "not_simple_chance")
-    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge"), "same_spot")
-    refused(t, MovePrisoner(by=ANN, wager=w, to="rouge/noir"), "astride_forbidden")
-    refused(t, MovePrisoner(by=BOB, wager=w, to="noir"), "not_allowed")
-    assert t.handle(MovePrisoner(by=ANN, wager=w, to="black")) == [PrisonerMoved(w, "ann", "rouge", "noir")]
+    refused(t, MovePrisoner(wager=w, to="plein 17"), ANN, "not_simple_chance")
+    refused(t, MovePrisoner(wager=w, to="rouge"), ANN, "same_spot")
+    refused(t, MovePrisoner(wager=w, to="rouge/noir"), ANN, "astride_forbidden")
+    refused(t, MovePrisoner(wager=w, to="noir"), BOB, "not_allowed")
+    assert t.handle(MovePrisoner(wager=w, to="black"), ANN) == [PrisonerMoved(w, "ann", "rouge", "noir")]
     assert settled(spin_and_reopen(t, 2)) == {w: (1000, 0, "freed")}  # 2 is black
 
 
 def test_only_a_prisoner_can_be_moved_or_split(refused):
     t = new_table()
     w = bet(t, ANN, "rouge", 1000)
-    refused(t, MovePrisoner(by=ANN, wager=w, to="noir"), "not_imprisoned")
-    refused(t, ChoosePartage(by=ANN, wager=w), "not_imprisoned")
-    refused(t, MovePrisoner(by=ANN, wager="s9-w99", to="noir"), "unknown_wager")
+    refused(t, MovePrisoner(wager=w, to="noir"), ANN, "not_imprisoned")
+    refused(t, ChoosePartage(wager=w), ANN, "not_imprisoned")
+    refused(t, MovePrisoner(wager="s9-w99", to="noir"), ANN, "unknown_wager")
 
 
 def test_a_prisoner_cannot_be_withdrawn_and_counts_toward_the_maximum(refused):
     t = new_table()
     w = bet(t, ANN, "impair", 1_000_000)  # the full CHF 10,000 maximum
     spin_and_reopen(t, 0)
-    refused(t, WithdrawBet(by=ANN, wager=w), "imprisoned")
-    err = refused(t, PlaceBet(by=ANN, player="ann", spot="impair", amount=500), "over_maximum")
+    refused(t, WithdrawBet(wager=w), ANN, "imprisoned")
+    err = refused(t, PlaceBet(player="ann", spot="impair", amount=500), ANN, "over_maximum")
     assert err.details["room"] == 0
     bet(t, ANN, "pair", 500)
-    refused(t, MovePrisoner(by=ANN, wager=w, to="pair"), "over_maximum")
+    refused(t, MovePrisoner(wager=w, to="pair"), ANN, "over_maximum")

@@ -7,20 +7,31 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from games.commands import Actor
 from games.errors import GameError
 from games.rng import SeededRng
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 from roulette.announced import every_announced
 from roulette.commands import (
-    ChoosePartage, CloseTable, LastSpin, LaunchBall, MovePrisoner, NoMoreBets, OpenSpin, PlaceAnnounced,
-    PlaceBet, Result, SetPartagePreference, VoidSpin,
+    ChoosePartage,
+    CloseTable,
+    LastSpin,
+    LaunchBall,
+    MovePrisoner,
+    NoMoreBets,
+    OpenSpin,
+    PlaceAnnounced,
+    PlaceBet,
+    Result,
+    SetPartagePreference,
+    VoidSpin,
 )  # fmt: skip
 from roulette.draw import draw_number
 from roulette.engine import RouletteTable
 from roulette.events import OverMaximumEntered
 from roulette.layout import COMBINATIONS, PAYS_BY_NAME
 from roulette.limits import default_settings
-from roulette.state import Actor, RouletteState
+from roulette.state import RouletteState
 
 CROUPIER = Actor("c1", "croupier")
 CHEF = Actor("h1", "chef")
@@ -81,43 +92,43 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
                 balance[e.player] += e.amount
 
     for i in partage_players:
-        post(table.handle(SetPartagePreference(by=PLAYERS[i], player=PLAYERS[i].id, partage=True)))
-        post(table.handle(SetPartagePreference(by=CHEF, player=FLOOR[i], partage=True)))
+        post(table.handle(SetPartagePreference(player=PLAYERS[i].id, partage=True), PLAYERS[i]))
+        post(table.handle(SetPartagePreference(player=FLOOR[i], partage=True), CHEF))
     minimum = table.state.settings.minimum
     for bets, number, extra in spins:
-        post(table.handle(OpenSpin(by=CROUPIER)))
+        post(table.handle(OpenSpin(), CROUPIER))
         if extra in ("partage", "move"):
             for b in [b for b in table.state.bets if b.prison]:
                 owner = CHEF if b.player in FLOOR else Actor(b.player)  # only the owner's own command
-                cmd = ChoosePartage(by=owner, wager=b.wager) if extra == "partage" else MovePrisoner(
-                    by=owner, wager=b.wager, to="noir" if b.spot != "noir" else "rouge"
-                )
+                cmd = (ChoosePartage(wager=b.wager), owner) if extra == "partage" else (MovePrisoner(
+                    wager=b.wager, to="noir" if b.spot != "noir" else "rouge"
+                ), owner)
                 try:
-                    post(table.handle(cmd))
+                    post(table.handle(*cmd))
                 except GameError as err:
                     assert err.code == "over_maximum"
         for who, spot, units, staff in bets:
             by, player = (CROUPIER, FLOOR[who]) if staff else (PLAYERS[who], PLAYERS[who].id)
             cmd = (
-                PlaceAnnounced(by=by, player=player, announce=spot[1:], unit=max(minimum, units * minimum // 10))
+                (PlaceAnnounced(player=player, announce=spot[1:], unit=max(minimum, units * minimum // 10)), by)
                 if spot.startswith("!")
-                else PlaceBet(by=by, player=player, spot=spot, amount=units * minimum)
+                else (PlaceBet(player=player, spot=spot, amount=units * minimum), by)
             )
             before = msgspec.msgpack.encode(table.state)
             try:
-                post(table.handle(cmd))
+                post(table.handle(*cmd))
             except GameError as err:
                 # a player is held to the limits; the croupier's pile only to 10x the maximum
                 assert err.code == "above_entry_limit" if staff else err.code in ("over_maximum", "below_minimum")
                 assert msgspec.msgpack.encode(table.state) == before
         if extra == "last":  # la dernière: the table closes after this spin
-            post(table.handle(LastSpin(by=CROUPIER)))
-        post(table.handle(LaunchBall(by=CROUPIER)))
+            post(table.handle(LastSpin(), CROUPIER))
+        post(table.handle(LaunchBall(), CROUPIER))
         if extra == "void":
-            post(table.handle(VoidSpin(by=CHEF, reason="test")))
-            post(table.handle(LaunchBall(by=CROUPIER)))
-        post(table.handle(NoMoreBets(by=CROUPIER)))
-        post(table.handle(Result(by=CROUPIER, number=number)))
+            post(table.handle(VoidSpin(reason="test"), CHEF))
+            post(table.handle(LaunchBall(), CROUPIER))
+        post(table.handle(NoMoreBets(), CROUPIER))
+        post(table.handle(Result(number=number), CROUPIER))
         # what the ledger still holds is exactly what is on the layout (prisoners)
         assert {w: a for w, (a, _) in held.items()} == {b.wager: b.amount for b in table.state.bets}
         assert all(b.prison for b in table.state.bets)
@@ -125,7 +136,7 @@ def test_money_is_conserved_through_any_play(spins, policy, partage_players):
         copy = msgspec.msgpack.decode(msgspec.msgpack.encode(table.state), type=RouletteState)
         assert RouletteTable.from_state(copy).state == table.state
     if table.state.phase != "closed":
-        post(table.handle(CloseTable(by=CHEF, authorised_by="d1")))
+        post(table.handle(CloseTable(authorised_by="d1"), CHEF))
     assert held == {}
     assert sum(balance.values()) + bank == 0
 

@@ -31,12 +31,12 @@ import msgspec
 import pytest
 
 from blackjack import commands as BC
-from blackjack.rig import rigged_shoe
+from games.commands import Actor
 from games.errors import GameError
 from games.players import is_floor
+from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced
 from roulette import commands as RC
-from roulette.state import Actor
 from server.auth import Principal
 from server.kinds import KINDS
 from server.kinds.base import TableInfo
@@ -89,7 +89,7 @@ def _send(game: str, info: TableInfo, engine: Any, who: Principal, body: dict) -
     kind = KINDS[game]
     try:
         check_table_role(who.role)
-        command = kind.decode_command(msgspec.json.encode(body), who)
+        command = kind.decode_command(msgspec.json.encode(body))
         command = kind.authorize(command, who, info)
         return "ok", kind.engine_events(engine, command, kind.actor(who))
     except GameError as exc:
@@ -110,30 +110,33 @@ def roulette_table(mode: str, phase: str) -> Any:
     """Spin 1: ann, bob (and at a live table the floor player) on rouge; zero: en prison.
     Then spin 2 opens with each on plein 5; then the launch, with a late bet of ann's
     waiting at a live table; then rien ne va plus."""
-    e = KINDS["roulette"].new_engine(_info("roulette", "campione", mode))
+    info = _info("roulette", "campione", mode)
+    e = KINDS["roulette"].new_engine(info)
     players = ["ann", "bob"] + ([FLOOR] if mode == "live" else [])
+    # The wheel: the croupier's at a live table, the server's clock at an RNG table.
+    wheel = CROUPIER if mode == "live" else Actor(f"system:{info.id}", "system")
 
     def bets(spot: str, amount: int) -> None:
         for p in players:
-            e.handle(RC.PlaceBet(by=CROUPIER if is_floor(p) else Actor(p), player=p, spot=spot, amount=amount))
+            e.handle(RC.PlaceBet(player=p, spot=spot, amount=amount), CROUPIER if is_floor(p) else Actor(p))
 
-    e.handle(RC.OpenSpin(by=CROUPIER))
+    e.handle(RC.OpenSpin(), wheel)
     bets("rouge", 1_000)
-    for step in (RC.LaunchBall(by=CROUPIER), RC.NoMoreBets(by=CROUPIER)):
-        e.handle(step)
-    e.handle(RC.Result(by=CROUPIER, number=0, source="croupier"))
+    for step in (RC.LaunchBall(), RC.NoMoreBets()):
+        e.handle(step, wheel)
+    e.handle(RC.Result(number=0, source="croupier"), wheel)
     if phase == "settled":
         return e
-    e.handle(RC.OpenSpin(by=CROUPIER))
+    e.handle(RC.OpenSpin(), wheel)
     bets("plein 5", 500)
     if phase == "open":
         return e
-    e.handle(RC.LaunchBall(by=CROUPIER))
+    e.handle(RC.LaunchBall(), wheel)
     if mode == "live":
-        e.handle(RC.PlaceBet(by=Actor("ann"), player="ann", spot="plein 7", amount=500))
+        e.handle(RC.PlaceBet(player="ann", spot="plein 7", amount=500), Actor("ann"))
     if phase == "launched":
         return e
-    e.handle(RC.NoMoreBets(by=CROUPIER))
+    e.handle(RC.NoMoreBets(), wheel)
     return e
 
 
@@ -188,7 +191,7 @@ ROULETTE_RNG_STATE_REFUSALS = {"accept_late", "refuse_late"}
 
 DEALER = 0
 BOX = {"ann": 1, "bob": 2, FLOOR: 3}
-BJ_CROUPIER = dict(by="croupier1", role="croupier")
+BJ_CROUPIER = Actor("croupier1", "croupier")
 
 
 def _boxes(mode: str) -> list[str]:
@@ -216,56 +219,56 @@ def blackjack_table(mode: str, scenario: str, target: str | None) -> Any:
     # RNG: the shoe deals those cards (then a few more for hits and splits); live: the croupier.
     if mode == "rng":
         shoe, at = rigged_shoe(p, order + ["2", "3", "4", "2", "3", "4"])
-        e.handle(BC.Shuffle(**BJ_CROUPIER, order=shoe))
+        e.handle(BC.Shuffle(order=shoe), BJ_CROUPIER)
         if scenario == "shuffle":
             return e
     else:
         if scenario == "shuffle":
             return e
-        e.handle(BC.Shuffle(**BJ_CROUPIER))
+        e.handle(BC.Shuffle(), BJ_CROUPIER)
         at = p.cut_margin
     if scenario == "cut":
         e.state.cut_entitled = target or ""  # the end of a shoe offered it to ``target``
         return e
-    e.handle(BC.Cut(**BJ_CROUPIER, at=at))
+    e.handle(BC.Cut(at=at), BJ_CROUPIER)
     if scenario == "unseated":
         return e
     for h in holders:
         if not is_floor(h):
-            e.handle(BC.Sit(by=h, box=holders.index(h) + 1))
+            e.handle(BC.Sit(box=holders.index(h) + 1), Actor(h))
     for i, h in enumerate(holders):
-        who = BJ_CROUPIER if is_floor(h) else dict(by=h)
-        e.handle(BC.PlaceBet(**who, box=i + 1, amount=1_000, **({"player": h} if is_floor(h) else {})))
-        e.handle(BC.PlaceSideBet(**who, box=i + 1, bet="perfect_pairs", amount=500,
-                                 **({"player": h} if is_floor(h) else {})))
+        who = BJ_CROUPIER if is_floor(h) else Actor(h)
+        e.handle(BC.PlaceBet(box=i + 1, amount=1_000, **({"player": h} if is_floor(h) else {})), who)
+        e.handle(BC.PlaceSideBet(box=i + 1, bet="perfect_pairs", amount=500,
+                                 **({"player": h} if is_floor(h) else {})), who)
     if scenario.startswith("behind") and (mode == "live" or not is_floor(target)):
-        who = BJ_CROUPIER if is_floor(target) else dict(by=target)
-        e.handle(BC.PlaceBet(**who, box=1, amount=1_000, **({"player": target} if is_floor(target) else {})))
+        who = BJ_CROUPIER if is_floor(target) else Actor(target)
+        e.handle(BC.PlaceBet(box=1, amount=1_000, **({"player": target} if is_floor(target) else {})), who)
     if scenario == "betting":
         return e
-    e.handle(BC.CloseBets(**BJ_CROUPIER))
+    e.handle(BC.CloseBets(), BJ_CROUPIER)
     if scenario == "dealing":
         return e  # live: the first card is due
     if mode == "live":
         need = [(holders.index(h) + 1) for h in holders if h in hands]
         for i in (0, 1):
             for box in need:
-                e.handle(BC.Card(**BJ_CROUPIER, card=_card(hands[holders[box - 1]][i]), box=box))
+                e.handle(BC.Card(card=_card(hands[holders[box - 1]][i]), box=box), BJ_CROUPIER)
             if i == 0:
-                e.handle(BC.Card(**BJ_CROUPIER, card=_card(up), box=DEALER))
+                e.handle(BC.Card(card=_card(up), box=DEALER), BJ_CROUPIER)
     if scenario == "play" and target in BOX:  # the turn passes to the target's box
         for h in holders[: BOX[target] - 1]:
-            who = BJ_CROUPIER if is_floor(h) else dict(by=h)
-            e.handle(BC.Stand(**who, box=BOX[h]))
+            who = BJ_CROUPIER if is_floor(h) else Actor(h)
+            e.handle(BC.Stand(box=BOX[h]), who)
     if scenario == "behind_double":
-        e.handle(BC.Double(by="hal", box=1))
+        e.handle(BC.Double(box=1), Actor("hal"))
     if scenario == "behind_split":
-        e.handle(BC.Split(by="hal", box=1))
+        e.handle(BC.Split(box=1), Actor("hal"))
     return e
 
 
 def _card(rank: str) -> int:
-    from blackjack.cards import RANKS
+    from games.cards import RANKS
 
     return RANKS.index(rank)  # clubs: any suit will do
 

@@ -24,6 +24,9 @@ async def test_three_players_zero_and_prison(floor):
             await c.connect()
             await c.subscribe(T)
         assert alice.snapshots[T]["view"]["phase"] == "closed"
+        # What each may send now (the engine's phase table and role rules), in the view.
+        assert alice.snapshots[T]["view"]["legal"] == ["set_partage_preference"]
+        assert croupier.snapshots[T]["view"]["legal"] == ["open_spin", "set_partage_preference"]
 
         await croupier.play(T, {"type": "open_spin"})
         await alice.bet(T, "plein 17", 1_000)
