@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bj_harness import Harness
 from blackjack.profiles import builtin
+from helpers.blackjack import Harness
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 import msgspec
 import pytest
 
-from bj_harness import CROUPIER, decode_command, decode_state, encode_state
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.state import Offer, TableState
@@ -11,6 +10,7 @@ from blackjack.table import BlackjackTable
 from games.cards import parse_card
 from games.commands import Actor
 from games.errors import GameError
+from helpers.blackjack import CROUPIER, decode_command, decode_state, encode_state
 
 
 def two_boxes(h):

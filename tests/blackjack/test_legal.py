@@ -5,11 +5,11 @@ every command it lists is one the engine then accepts."""
 import msgspec
 import pytest
 
-from bj_harness import CROUPIER
 from blackjack import commands as C
 from blackjack.profiles import builtin
 from blackjack.table import BlackjackTable
 from games.commands import Actor
+from helpers.blackjack import CROUPIER
 from server.auth import Principal
 from server.kinds import KINDS
 from server.kinds.base import TableInfo

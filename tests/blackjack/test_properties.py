@@ -12,7 +12,6 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bj_harness import CROUPIER, decode_state, encode_state
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.profiles import builtin
@@ -22,6 +21,7 @@ from games.commands import Actor
 from games.errors import GameError
 from games.rng import SeededRng, shuffled
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from helpers.blackjack import CROUPIER, decode_state, encode_state
 
 PLAYERS = ["p1", "p2", "p3", "p4"]
 STATS: dict[str, int] = {}

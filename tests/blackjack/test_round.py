@@ -7,12 +7,12 @@ Stakes are 1000 (CHF 10.00) unless said otherwise.
 
 import msgspec
 
-from bj_harness import CROUPIER
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.profiles import builtin
 from blackjack.state import Offer
 from games.commands import Actor
+from helpers.blackjack import CROUPIER
 
 
 def two_boxes(h):

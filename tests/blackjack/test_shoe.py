@@ -3,7 +3,6 @@
 import msgspec
 import pytest
 
-from bj_harness import CROUPIER, stand_all
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.profiles import builtin
@@ -13,6 +12,7 @@ from games.commands import Actor
 from games.errors import GameError
 from games.rng import SeededRng
 from games.shoe import commitment, shuffle_order
+from helpers.blackjack import CROUPIER, stand_all
 
 
 def test_shuffle_must_be_the_whole_shoe_and_is_committed():

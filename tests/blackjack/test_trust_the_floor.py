@@ -9,7 +9,6 @@ hole card: every box's first card, the dealer's, every box's second card.
 import msgspec
 import pytest
 
-from bj_harness import CROUPIER, decode_command, encode_state, stand_all
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.profiles import Profile, builtin, parse_profile
@@ -19,6 +18,7 @@ from games.cards import parse_card
 from games.commands import Actor
 from games.validation import MAX_AMOUNT
 from games.wagers import WagerRefunded, WagerVoided
+from helpers.blackjack import CROUPIER, decode_command, encode_state, stand_all
 
 SYSTEM = Actor("system:timeout", "system")
 BOB_ONLINE = "bob"  # an online player: a wallet only his own commands may touch

@@ -1,16 +1,13 @@
 from __future__ import annotations
 
-import msgspec
 import pytest
 
 from games.commands import Actor
 from games.errors import GameError
+from helpers.actors import CROUPIER
+from helpers.refusals import assert_refused
 from roulette.commands import LaunchBall, NoMoreBets, OpenSpin, Result
 from roulette.engine import RouletteTable
-
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
 
 
 @pytest.fixture
@@ -19,14 +16,10 @@ def refused():
     GameError(code) and the table's state (and its derived index) is exactly as before."""
 
     def check(table: RouletteTable, command, actor: Actor, code: str) -> GameError:
-        before = msgspec.msgpack.encode(table.state)
         totals = dict(table._totals)
-        with pytest.raises(GameError) as info:
-            table.handle(command, actor)
-        assert info.value.code == code, info.value.message
-        assert msgspec.msgpack.encode(table.state) == before
+        error = assert_refused(table, command, actor, code)
         assert {k: v for k, v in table._totals.items() if v} == {k: v for k, v in totals.items() if v}
-        return info.value
+        return error
 
     return check
 

@@ -9,6 +9,7 @@ import pytest
 
 from games.commands import Actor
 from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
+from helpers.actors import ANN, BOB, CHEF, CROUPIER, DIRECTOR
 from roulette import events as E
 from roulette.commands import (
     ChoosePartage,
@@ -29,12 +30,7 @@ from roulette.commands import (
 from roulette.engine import RouletteTable
 from roulette.limits import default_settings
 
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
 STAFF = {"croupier": CROUPIER, "chef": CHEF, "director": DIRECTOR}
-ANN = Actor("ann")
-BOB = Actor("bob")
 FLOOR_BOB = "floor:bob"
 
 

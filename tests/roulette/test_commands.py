@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from games.commands import Actor
+from helpers.actors import ANN, CHEF, CROUPIER, DIRECTOR
 from roulette.commands import (
     Command,
     LaunchBall,
@@ -26,11 +27,6 @@ from roulette.commands import (
     WithdrawBet,
 )  # fmt: skip
 from roulette.engine import RouletteTable
-
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
-ANN = Actor("ann")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import pytest
 
 from games.commands import Actor
 from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
+from helpers.actors import ANN, BOB, CHEF, CROUPIER, DIRECTOR, FLOOR_ANN, FLOOR_BOB
 from roulette import events as E
 from roulette.commands import (
     AcceptLate,
@@ -33,16 +34,9 @@ from roulette.limits import default_settings
 from roulette.settlement import settle
 from roulette.state import RouletteState
 
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
-ANN = Actor("ann")
-BOB = Actor("bob")
 # Floor players (cash chips on a live felt): only staff enter their chips, so these
 # actors only ever name the player (``bet(FLOOR_ANN, by=CROUPIER)``).
 # A command travels with the actor who gives it: ``t.handle(*OPEN)``, ``t.handle(*bet())``.
-FLOOR_ANN = Actor("floor:ann")
-FLOOR_BOB = Actor("floor:bob")
 
 OPEN = (OpenSpin(), CROUPIER)
 LAUNCH = (LaunchBall(), CROUPIER)

@@ -9,6 +9,7 @@ import pytest
 from games.commands import Actor
 from games.money import MAX_AMOUNT
 from games.wagers import WagerPlaced, WagerSettled
+from helpers.actors import ANN, BOB, CHEF, CROUPIER, DIRECTOR, FLOOR_ANN
 from roulette.commands import (
     ChangeSettings,
     LaunchBall,
@@ -25,12 +26,6 @@ from roulette.engine import RouletteTable
 from roulette.events import LimitRaised, OverMaximumEntered, SettingsAnnounced, SocietaRegistered
 from roulette.limits import default_settings
 
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
-ANN = Actor("ann")
-BOB = Actor("bob")
-FLOOR_ANN = Actor("floor:ann")  # a floor player: names whose chips staff enter
 CHF = 100  # minor units per franc
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from games.commands import Actor
 from games.errors import GameError
+from helpers.actors import ANN, CHEF, CROUPIER, DIRECTOR
 from roulette import phases, roles
 from roulette.commands import (
     TAG,
@@ -28,10 +29,6 @@ from roulette.engine import RouletteTable
 from roulette.limits import default_settings
 from roulette.phases import ALLOWED, Phase
 
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
-DIRECTOR = Actor("d1", "director")
-ANN = Actor("ann")
 SYSTEM = Actor("system:t1", "system")
 CHIPS = ["place_bet", "place_announced", "same_again", "withdraw_bet"]
 PRISONERS = ["choose_partage", "set_partage_preference", "move_prisoner"]

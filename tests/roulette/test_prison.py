@@ -6,6 +6,7 @@ import pytest
 
 from games.commands import Actor
 from games.wagers import WagerPlaced, WagerSettled
+from helpers.actors import ANN, BOB, CROUPIER
 from roulette.commands import (
     ChoosePartage,
     LaunchBall,
@@ -20,10 +21,6 @@ from roulette.commands import (
 from roulette.engine import RouletteTable
 from roulette.events import PrisonerMoved, PrisonerStays, WagerImprisoned
 from roulette.limits import default_settings
-
-CROUPIER = Actor("c1", "croupier")
-ANN = Actor("ann")
-BOB = Actor("bob")
 
 
 def new_table(policy: str = "lose") -> RouletteTable:

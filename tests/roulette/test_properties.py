@@ -11,6 +11,7 @@ from games.commands import Actor
 from games.errors import GameError
 from games.rng import SeededRng
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from helpers.actors import CHEF, CROUPIER
 from roulette.announced import every_announced
 from roulette.commands import (
     ChoosePartage,
@@ -33,8 +34,6 @@ from roulette.layout import COMBINATIONS, PAYS_BY_NAME
 from roulette.limits import default_settings
 from roulette.state import RouletteState
 
-CROUPIER = Actor("c1", "croupier")
-CHEF = Actor("h1", "chef")
 PLAYERS = [Actor(f"p{i}") for i in range(4)]
 # Staff enter chips only for floor players (cash chips on the live felt): each online
 # player has a floor counterpart for the croupier-entered bets.

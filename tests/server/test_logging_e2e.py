@@ -10,8 +10,8 @@ import re
 import signal
 
 import pytest
-from serve_process import ADMIN_PASSWORD, Serve, embedded_env, fresh_pgdata, remove_pgdata
 
+from helpers.servers import ADMIN_PASSWORD, Serve, embedded_env, fresh_pgdata, remove_pgdata
 from server.client import CasinoClient
 
 pytestmark = pytest.mark.slow

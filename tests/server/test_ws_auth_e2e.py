@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
 import websockets
-from serve_process import ADMIN_PASSWORD, JWT_SECRET, Serve
 
+from helpers.servers import ADMIN_PASSWORD, JWT_SECRET, Serve
 from server.client import CasinoClient
 
 pytestmark = pytest.mark.slow
@@ -70,7 +70,7 @@ async def test_each_way_to_present_the_token_and_none_reaches_the_log(server):
 
 async def test_a_socket_without_a_good_token_is_closed_with_a_code(server):
     url = server.url.replace("http", "ws", 1) + "/ws"
-    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    past = datetime.now(UTC) - timedelta(minutes=1)
     expired = jwt.encode({"sub": "admin", "exp": past, "iat": past - timedelta(hours=1)}, JWT_SECRET, "HS256")
     for first, code in [
         (None, 4001),  # nothing within CASINO_WS_AUTH_SECONDS

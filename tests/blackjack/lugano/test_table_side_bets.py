@@ -3,13 +3,13 @@ worked out by hand, and every kind of bad input refused with nothing changed."""
 
 import msgspec
 
-from bj_harness import CROUPIER, decode_command
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.jackpot import Hit, JackpotRoundReport, JackpotRoundStarted, MetersChanged
 from blackjack.jackpot_pool import Enter, JackpotPaid, JackpotPool, JackpotWon, Open, Report
 from blackjack.profiles import builtin
 from games.commands import Actor
+from helpers.blackjack import CROUPIER, decode_command
 
 SERVER = Actor("system", "system")  # the server feeds the jackpot pool
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from bj_harness import Harness as BaseHarness
 from blackjack import commands as C
 from blackjack.profiles import builtin
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from helpers.blackjack import Harness as BaseHarness
 
 
 def free_bet_profile():

@@ -1,6 +1,6 @@
 """A blackjack table dealt from a rigged shoe, with helpers to read what happened.
 
-Shared by tests/blackjack and tests/blackjack_lugano (on the path via pytest's ``pythonpath``).
+Shared by tests/blackjack (and its lugano/ folder) and the server's role matrix.
 Commands carry no actor: ``do``, ``refused`` and the engine's ``handle`` take it apart
 (``by``: an ``Actor``, or a player's id for that player).
 """
@@ -8,22 +8,17 @@ Commands carry no actor: ``do``, ``refused`` and the engine's ``handle`` take it
 from __future__ import annotations
 
 import msgspec
-import pytest
 
 from blackjack import commands as C
 from blackjack.state import TableState
 from blackjack.table import BlackjackTable
-from games.commands import Actor
 from games.errors import GameError
 from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from helpers.actors import CROUPIER, actor
+from helpers.refusals import assert_refused
 
-CROUPIER = Actor("c1", "croupier")
-
-
-def actor(by: Actor | str) -> Actor:
-    """``by`` as an actor: a bare id is a player."""
-    return by if isinstance(by, Actor) else Actor(by)
+__all__ = ["CROUPIER", "Harness", "actor", "decode_command", "decode_state", "encode_state", "stand_all"]
 
 
 class Harness:
@@ -81,11 +76,7 @@ class Harness:
 
     def refused(self, cmd, code, by):
         """Assert ``cmd`` from ``by`` is refused with ``code`` and leaves the state byte-identical."""
-        before = self.snapshot()
-        with pytest.raises(GameError) as exc:
-            self.t.handle(cmd, actor(by))
-        assert exc.value.code == code, exc.value
-        assert self.snapshot() == before
+        assert_refused(self.t, cmd, actor(by), code)
 
 
 def stand_all(h: Harness) -> None:

@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from games.db import embedded
-from serve_process import Serve, casino, embedded_env, fresh_pgdata, remove_pgdata
+from helpers.servers import Serve, casino, embedded_env, fresh_pgdata, remove_pgdata
 
 pytestmark = pytest.mark.slow
 

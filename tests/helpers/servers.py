@@ -13,7 +13,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-
 from games.db import embedded
 from games.db.embedded import PROJECT_DIR
 from loadtest.server_process import free_port, wait_healthy
@@ -56,7 +55,7 @@ class Serve:
         self.out_path = log_dir / f"serve-{self.port}.out"
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "Serve":
+    def start(self) -> Serve:
         with open(self.err_path, "wb") as err, open(self.out_path, "wb") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",

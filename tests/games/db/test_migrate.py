@@ -169,3 +169,11 @@ async def test_casino_db_migrate(empty_db, monkeypatch, capsys):
     assert await asyncio.to_thread(main, ["db", "migrate", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert (answer["applied"], answer["converted"], answer["recorded"]) == ([], False, len(LEDGER + SERVER))
+
+
+async def test_fresh_db_is_migrated(fresh_db):
+    conn = await asyncpg.connect(fresh_db)
+    try:
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") >= 0
+    finally:
+        await conn.close()

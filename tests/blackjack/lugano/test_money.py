@@ -8,7 +8,6 @@ wager is closed exactly once, and a refused command changes nothing."""
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bj_harness import CROUPIER, decode_state, encode_state
 from blackjack import commands as C
 from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged
 from blackjack.jackpot_pool import Enter, JackpotPool, Open, Report
@@ -21,6 +20,7 @@ from games.ledger.model import MemoryLedger, Transfer
 from games.rng import SeededRng, shuffled
 from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
+from helpers.blackjack import CROUPIER, decode_state, encode_state
 from server.money import jackpot_transfers as transfers
 from server.money import ops_for
 
