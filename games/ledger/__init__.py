@@ -1,15 +1,15 @@
 """The shared chip ledger: double-entry accounts and immutable transfers on PostgreSQL,
 holds for bets, credit lines, the cashier. See ``model`` for the rules,
-``store`` for the PostgreSQL side, ``accounts`` for account ids."""
+``memory`` for the in-memory reference, ``store`` for the PostgreSQL side, ``accounts`` for account ids."""
 
 from games.ledger import accounts
+from games.ledger.memory import MemoryLedger
 from games.ledger.model import (
     Account,
     Balance,
     CreditGrant,
     Hold,
     LedgerError,
-    MemoryLedger,
     Op,
     OpResult,
     Post,

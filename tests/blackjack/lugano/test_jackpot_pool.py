@@ -21,7 +21,7 @@ from blackjack.jackpot_pool import (
 from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
-from games.ledger.model import MemoryLedger
+from games.ledger.memory import MemoryLedger
 from server.money import jackpot_transfers as transfers
 
 CFG = Blazing7s(jackpot="b7", minor=JackpotLevel(seed=500000, contribution=10),

@@ -16,7 +16,8 @@ from games.cards import full_shoe
 from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
-from games.ledger.model import MemoryLedger, Transfer
+from games.ledger.memory import MemoryLedger
+from games.ledger.model import Transfer
 from games.rng import SeededRng, shuffled
 from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided

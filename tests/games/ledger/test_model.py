@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
+from games.ledger.memory import MemoryLedger
 from games.ledger.model import (
     Hold,
-    MemoryLedger,
     OpResult,
     Post,
     Transfer,
