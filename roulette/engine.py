@@ -13,7 +13,8 @@ order, each step read from one place:
    live table (``roles.acting_for``), and that the chips are there (``_chips``);
 5. when: does the phase accept it (``phases.refusal``: the phase table);
 6. what: the handler checks what the command asks for (amounts, maxima, the late bet or
-   spot it names), then changes the state.
+   spot it names), then changes the state. Stakes are planned against the minimum and
+   the maxima, then placed or left for the chef, in ``staking``.
 
 Each step validates before anything changes and handlers mutate last, so a refused
 command (GameError) leaves the state exactly as it was. ``legal_commands(actor)`` reads
@@ -24,21 +25,18 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from games.commands import Actor
 from games.errors import GameError
-from games.money import currency
-from games.validation import ENTERED_MAX_FACTOR
-from games.wagers import ChipsUnclaimed, WagerPlaced, WagerSettled, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerSettled, WagerVoided
 
 from . import commands as C
 from . import events as E
-from . import phases, roles
-from .announced import parse_announced
-from .layout import KIND_BY_NAME, KIND_LABELS, colour, parse_spot
+from . import phases, roles, staking
+from .layout import KIND_LABELS, colour, parse_spot
 from .limits import TableSettings, check_change, check_settings, default_settings, raise_maximum
 from .phases import Phase
 from .settlement import PRISON, PRISON_STAYS, partage_return, settle
@@ -52,19 +50,6 @@ __all__ = ["RouletteTable", "TableView"]
 
 LAST_NUMBERS = 20
 Events = list[E.Event]
-
-
-class _Piece(NamedTuple):
-    spot: str
-    units: int  # 0 for a direct bet
-    amount: int
-    excess: int
-    maximum: int
-
-
-class _Plan(NamedTuple):
-    stake: Stake
-    pieces: list[_Piece]
 
 
 class RouletteTable:
@@ -82,7 +67,8 @@ class RouletteTable:
         return self
 
     def _reindex(self) -> None:
-        # Derived, never persisted: chips per (player, spot) and each player's società.
+        # Derived, never persisted: chips per (player, spot) and each player's società;
+        # handed to ``staking``, which reads both and keeps the chips up to date.
         self._totals: defaultdict[tuple[str, str], int] = defaultdict(int)
         for b in self.state.bets:
             self._totals[(b.player, b.spot)] += b.amount
@@ -140,26 +126,11 @@ class RouletteTable:
 
     # ------------------------------------------------------------ helpers
 
-    def _fmt(self, amount: int) -> str:
-        return currency(self.state.settings.currency).format(amount)
-
-    def _next_id(self, prefix: str) -> str:
-        self.state.seq += 1
-        return f"s{self.state.spin}-{prefix}{self.state.seq}"
-
     def _find(self, wager: str) -> Bet:
         for b in self.state.bets:
             if b.wager == wager:
                 return b
         raise GameError("unknown_wager", f"There is no bet {wager!r} on this table.", wager=wager)
-
-    def _members(self, player: str) -> list[str]:
-        return self._group.get(player, [player])
-
-    def _held(self, player: str, spot: str) -> int:
-        """Chips on ``spot`` that count toward ``player``'s maximum: theirs and their
-        società's, prisoners included (Art. 3, 6-7)."""
-        return sum(self._totals.get((m, spot), 0) for m in self._members(player))
 
     def _chips(self, c: C.Command, actor: Actor) -> None:
         """Whose chips a command moves, and that they are there: a player's own or, for
@@ -189,111 +160,6 @@ class RouletteTable:
                 )
             if not isinstance(c, C.WithdrawBet) and not b.prison:
                 raise GameError("not_imprisoned", f"Bet {c.wager} is not en prison.", wager=c.wager)
-
-    def _plan(self, by: Actor, player: str, stakes: list[Stake]) -> list[_Plan]:
-        """Validate stakes against the layout, the minimum and the maxima (Art. 5-8)."""
-        st = self.state.settings
-        staff = by.role != "player"
-        members = self._members(player)
-        added: defaultdict[str, int] = defaultdict(int)
-        plans: list[_Plan] = []
-        for stake in stakes:
-            C.check_amount(stake.amount)
-            if stake.announced:
-                ann = parse_announced(stake.spot)
-                if stake.amount < st.minimum:
-                    raise GameError(
-                        "below_minimum",
-                        f"Each piece of {ann.name} must be at least the table minimum of "
-                        f"{self._fmt(st.minimum)}: announce a unit of at least that.",
-                        minimum=st.minimum,
-                    )
-                raw = [(p.spot, p.units, p.units * stake.amount) for p in ann.pieces]
-                canonical = Stake(ann.name, stake.amount, True)
-            else:
-                combo = parse_spot(stake.spot)
-                if stake.amount < st.minimum:
-                    raise GameError(
-                        "below_minimum",
-                        f"The table minimum is {self._fmt(st.minimum)}.",
-                        minimum=st.minimum,
-                    )
-                raw = [(combo.name, 0, stake.amount)]
-                canonical = Stake(combo.name, stake.amount, False)
-            pieces: list[_Piece] = []
-            for spot, units, amount in raw:
-                maximum = st.maximum(KIND_BY_NAME[spot])
-                have = added[spot] + self._held(player, spot)
-                room = max(0, maximum - have)
-                excess = 0
-                limit = ENTERED_MAX_FACTOR * maximum
-                if staff and amount > limit:
-                    raise GameError(
-                        "above_entry_limit",
-                        f"{self._fmt(amount)} on {spot} is more than {ENTERED_MAX_FACTOR} times its maximum "
-                        f"of {self._fmt(maximum)}: enter at most {self._fmt(limit)} (a pile above the maximum "
-                        "plays on the maximum and the excess is returned, Art. 8).",
-                        spot=spot, maximum=maximum, limit=limit,
-                    )  # fmt: skip
-                if amount > room:
-                    if not staff:
-                        raise self._over_max(canonical, spot, units, amount, room, maximum, members)
-                    excess = amount - room  # Art. 8: plays on the maximum, excess returned
-                added[spot] += amount
-                pieces.append(_Piece(spot, units, amount, excess, maximum))
-            plans.append(_Plan(canonical, pieces))
-        return plans
-
-    def _over_max(
-        self, stake: Stake, spot: str, units: int, amount: int, room: int, maximum: int, members: list[str]
-    ) -> GameError:
-        who = "you and your società have" if len(members) > 1 else "you have"
-        if stake.announced:
-            msg = (
-                f"{stake.spot} puts {self._fmt(amount)} on {spot}, where {who} "
-                f"{self._fmt(room)} left under the maximum of {self._fmt(maximum)}."
-            )
-        else:
-            msg = (
-                f"The maximum on {spot} is {self._fmt(maximum)} per player per spin; "
-                f"{who} {self._fmt(room)} left on it."
-            )
-        return GameError("over_maximum", msg, spot=spot, room=room, maximum=maximum, units=units)
-
-    def _apply(self, by: Actor, player: str, plans: list[_Plan]) -> Events:
-        s = self.state
-        out: Events = []
-        mine = s.placed.setdefault(player, [])
-        for plan in plans:
-            announce = self._next_id("a") if plan.stake.announced else ""
-            pieces: list[E.Piece] = []
-            evs: Events = []
-            for p in plan.pieces:
-                wager = self._next_id("w")
-                s.bets.append(Bet(wager, player, p.spot, p.amount, s.spin, p.excess, by.id, announce))
-                self._totals[(player, p.spot)] += p.amount
-                pieces.append(E.Piece(p.spot, p.units, p.amount, wager))
-                evs.append(WagerPlaced(wager, player, p.amount, p.spot))
-                if p.excess:
-                    evs.append(E.OverMaximumEntered(wager, player, p.spot, p.maximum, p.excess, by.id))
-            if announce:
-                total = sum(p.amount for p in plan.pieces)
-                out.append(
-                    E.AnnouncedBetPlaced(announce, player, plan.stake.spot, plan.stake.amount, total, pieces)
-                )
-            out += evs
-            mine.append(msgspec.structs.replace(plan.stake, ref=announce or pieces[0].wager))
-        return out
-
-    def _request(self, by: Actor, player: str, stakes: list[Stake], lead: Events) -> Events:
-        """Place now while bets are open; once the ball runs (at a live table: the phase
-        table), the request waits for the chef de table (Art. 9)."""
-        plans = self._plan(by, player, stakes)
-        if self.state.phase == Phase.LAUNCHED:
-            late = LateBet(self._next_id("l"), player, by, [p.stake for p in plans])
-            self.state.late.append(late)
-            return lead + [E.LateBetPending(late.late, player, late.stakes, by.id)]
-        return lead + self._apply(by, player, plans)
 
     def _remove(self, gone: set[str]) -> None:
         keep = []
@@ -331,15 +197,18 @@ class RouletteTable:
         return [E.SpinOpened(s.spin, s.settings, [b.wager for b in s.bets if b.prison])]
 
     def _place_bet(self, c: C.PlaceBet, actor: Actor) -> Events:
-        return self._request(actor, roles.named(c.player, actor), [Stake(c.spot, c.amount)], [])
+        player, stakes = roles.named(c.player, actor), [Stake(c.spot, c.amount)]
+        return staking.request(self.state, self._totals, self._group, actor, player, stakes, [])
 
     def _place_announced(self, c: C.PlaceAnnounced, actor: Actor) -> Events:
-        return self._request(actor, roles.named(c.player, actor), [Stake(c.announce, c.unit, True)], [])
+        player, stakes = roles.named(c.player, actor), [Stake(c.announce, c.unit, True)]
+        return staking.request(self.state, self._totals, self._group, actor, player, stakes, [])
 
     def _same_again(self, c: C.SameAgain, actor: Actor) -> Events:
         player = roles.named(c.player, actor)
         stakes = [Stake(st.spot, st.amount, st.announced) for st in self.state.previous[player]]
-        return self._request(actor, player, stakes, [E.BetsRestated(player, stakes)])
+        lead: Events = [E.BetsRestated(player, stakes)]
+        return staking.request(self.state, self._totals, self._group, actor, player, stakes, lead)
 
     def _withdraw_bet(self, c: C.WithdrawBet, actor: Actor) -> Events:
         # Art. 12: nothing comes back once the ball runs (the phase table).
@@ -364,10 +233,11 @@ class RouletteTable:
 
     def _accept_late(self, c: C.AcceptLate, actor: Actor) -> Events:
         late = self._late_bet(c.late)
-        plans = self._plan(late.entered_by, late.player, late.stakes)
-        self.state.late = [x for x in self.state.late if x.late != c.late]
+        s = self.state
+        plans = staking.plan(s, self._totals, self._group, late.entered_by, late.player, late.stakes)
+        s.late = [x for x in s.late if x.late != c.late]
         accepted: Events = [E.LateBetAccepted(late.late, late.player, actor.id)]
-        return accepted + self._apply(late.entered_by, late.player, plans)
+        return accepted + staking.apply(s, self._totals, late.entered_by, late.player, plans)
 
     def _refuse_late(self, c: C.RefuseLate, actor: Actor) -> Events:
         late = self._late_bet(c.late)
@@ -473,16 +343,7 @@ class RouletteTable:
             raise GameError("not_simple_chance", "An imprisoned bet can only move to another simple chance.")
         if target.name == b.spot:
             raise GameError("same_spot", f"The bet is already on {b.spot}.")
-        maximum = self.state.settings.maximum("simple")
-        have = self._held(b.player, target.name)
-        if have + b.amount - b.excess > maximum:
-            room = max(0, maximum - have)
-            raise GameError(
-                "over_maximum",
-                f"Moving it would put you over the maximum of {self._fmt(maximum)} on "
-                f"{target.name}; {self._fmt(room)} is left there.",
-                spot=target.name, room=room, maximum=maximum,
-            )  # fmt: skip
+        staking.check_move(self.state, self._totals, self._group, b, target.name)
         self._remove({b.wager})
         moved = msgspec.structs.replace(b, spot=target.name)
         self.state.bets.append(moved)
@@ -509,19 +370,7 @@ class RouletteTable:
         already = [m for m in members if m in self._group]
         if already:
             raise GameError("invalid_societa", f"{', '.join(already)} already play in a società.")
-        together: defaultdict[str, int] = defaultdict(int)
-        for b in s.bets:
-            if b.player in members:
-                together[b.spot] += b.amount - b.excess
-        for spot, amount in together.items():
-            maximum = s.settings.maximum(KIND_BY_NAME[spot])
-            if amount > maximum:
-                raise GameError(
-                    "societa_over_maximum",
-                    f"Together these players already have {self._fmt(amount)} on {spot}, over the "
-                    f"maximum of {self._fmt(maximum)} (Art. 7).",
-                    spot=spot,
-                )
+        staking.check_societa(s, members)
         s.societa[c.name] = members
         self._reindex()
         return [E.SocietaRegistered(c.name, members, actor.id)]
