@@ -9,11 +9,13 @@ same cid: bets and echo go through exactly the same client code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from websockets.asyncio.client import ClientConnection, connect
@@ -54,7 +56,7 @@ class Sock:
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, url: str, token: str | None = None, on_event=None) -> "Sock":
+    async def open(cls, url: str, token: str | None = None, on_event=None) -> Sock:
         headers = {"Authorization": f"Bearer {token}"} if token else None
         ws = await connect(url, additional_headers=headers, max_size=2**22, compression=None, open_timeout=TIMEOUT,
                            ping_interval=None, close_timeout=2, max_queue=None)
@@ -104,17 +106,15 @@ class Sock:
         return frame
 
     async def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             await asyncio.wait_for(self.ws.close(), 5)
-        except Exception:
-            pass
         self.reader.cancel()
 
 
 def bet_text(table: str, cid: str, number: int, amount: int) -> str:
     """A straight bet as a player's client sends it (the echo gets the very same text)."""
-    return ('{"type":"play","table":"%s","cid":"%s","command":{"type":"place_bet","spot":"plein %d","amount":%d}}'
-            % (table, cid, number, amount))
+    return (f'{{"type":"play","table":"{table}","cid":"{cid}",'
+            f'"command":{{"type":"place_bet","spot":"plein {number:d}","amount":{amount:d}}}}}')
 
 
 async def sleep_until(t: float) -> None:

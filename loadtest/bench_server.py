@@ -32,7 +32,7 @@ import os
 import random
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         await croupier.settle_spins()
         out["half"] = {"target_per_s": peak / 2, **half}
         print(f"  half load: {half['per_s']:.0f} bets/s acked, p50 {half['p50']:.1f} ms, p95 {half['p95']:.1f} ms, "
-              f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}", flush=True)
+              f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}",
+              flush=True)
     finally:
         bettors.stop()
         echoes.stop()
@@ -198,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     raise_fd_limit()  # inherited by the server and the workers
     OUT.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     # Benchmarks keep the default clocks (RNG timers are not used: every table is live).
     env = {"CASINO_HEARTBEAT_SECONDS": "15", "CASINO_SEND_QUEUE_FRAMES": "2000"}
     print(f"{a.bench}: {os.cpu_count()} cores, {stamp}", flush=True)

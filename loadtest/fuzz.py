@@ -19,7 +19,8 @@ import json
 import random
 import time
 from collections import Counter
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import msgspec
 import websockets
@@ -117,8 +118,8 @@ def frames(seed: int, tables: list[str]) -> Iterator[bytes]:
         shape = rng.random()
         if shape < 0.25:
             depth = rng.choice([64, 512, 2048, 5000])
-            yield ('{"type": "play", "cid": "%s", "table": "%s", "command": %s%s}'
-                   % (cid, tables[0], "[" * depth, "]" * depth)).encode()
+            yield (f'{{"type": "play", "cid": "{cid}", "table": "{tables[0]}", '
+                   f'"command": {"[" * depth}{"]" * depth}}}').encode()
         elif shape < 0.45:
             yield bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 200)))
         elif shape < 0.6:
@@ -175,7 +176,7 @@ async def fuzz(ws_url: str, token: str, n: int, seed: int, tables: list[str], in
                     break
                 try:
                     await asyncio.wait_for(pending.acquire(), 30)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break  # answers stopped coming: reported as unanswered
                 cid = _cid(raw)
                 if cid:
@@ -189,7 +190,7 @@ async def fuzz(ws_url: str, token: str, n: int, seed: int, tables: list[str], in
             for _ in range(in_flight + len(tables)):
                 try:
                     await asyncio.wait_for(pending.acquire(), 30)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     break
         finally:
             closed = ws.close_code

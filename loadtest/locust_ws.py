@@ -21,11 +21,13 @@ Two kinds of entries reach locust's statistics:
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gevent
 import gevent.queue
@@ -92,7 +94,7 @@ ORIGINS = Origins()
 class TableSocket:
     """One authenticated websocket: commands with timed answers, frames to a handler."""
 
-    def __init__(self, user: "CasinoWsUser", url: str, token: str) -> None:
+    def __init__(self, user: CasinoWsUser, url: str, token: str) -> None:
         self.user = user
         self.fire = user.environment.events.request.fire
         self.answers: dict[str, tuple[AsyncResult, float]] = {}
@@ -191,10 +193,8 @@ class TableSocket:
         return self.snapshots[table]
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.ws.close()
-        except Exception:
-            pass
         self.reader.kill(block=False)
 
 

@@ -11,7 +11,6 @@ counted as ``... refused:<code>`` successes. Any other rejection is a failure.
 from __future__ import annotations
 
 import random
-
 import time
 
 import gevent
@@ -109,7 +108,8 @@ class RoulettePlayer(CasinoWsUser):
                 cmd = {"type": "place_bet", "spot": random.choice(SIMPLE), "amount": unit * random.randint(1, 4)}
                 name = "simple chance"
             elif r < 0.85:
-                cmd, name = {"type": "place_bet", "spot": random.choice(OTHER_SPOTS), "amount": unit}, "split/corner/dozen"
+                cmd = {"type": "place_bet", "spot": random.choice(OTHER_SPOTS), "amount": unit}
+                name = "split/corner/dozen"
             else:
                 cmd = {"type": "place_announced", "announce": random.choice(ANNOUNCED), "unit": unit}
                 name = "announced"

@@ -15,9 +15,9 @@ import subprocess
 import sys
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Callable
 
 import asyncpg
 import httpx
@@ -86,7 +86,7 @@ class LoadServer:
         self.db_url = ""
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "LoadServer":
+    def __enter__(self) -> LoadServer:
         base = self.base_url or os.environ.get("DATABASE_URL") or start_embedded(LOADTEST_PGDATA)
         self.base_url = base
         asyncio.run(self._admin(f'CREATE DATABASE "{self.db_name}"'))
@@ -149,5 +149,5 @@ def mint_token(user: str, role: str = "player") -> str:
     """The token the server's /auth/login would give (same secret, same claims)."""
     from litestar.security.jwt import Token
 
-    exp = datetime.now(timezone.utc) + timedelta(hours=2)
+    exp = datetime.now(UTC) + timedelta(hours=2)
     return Token(sub=user, exp=exp, extras={"role": role}).encode(JWT_SECRET, "HS256")

@@ -9,7 +9,7 @@ import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import msgspec
 from argon2 import PasswordHasher
@@ -76,7 +76,7 @@ class LoginLimits:
     window_seconds: float = 3600.0
 
     @classmethod
-    def from_env(cls) -> "LoginLimits":
+    def from_env(cls) -> LoginLimits:
         d = cls()
         return cls(
             user_failures=int(_env("CASINO_LOGIN_USER_FAILURES", d.user_failures)),
@@ -135,7 +135,7 @@ class Tokens:
         lifetime = timedelta(minutes=self.minutes)
         token = self.jwt_auth.create_token(identifier=who.id, token_expiration=lifetime,
                                            token_extras={"role": who.role})
-        return token, datetime.now(timezone.utc) + lifetime
+        return token, datetime.now(UTC) + lifetime
 
 
 def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal]:
@@ -162,4 +162,4 @@ def decode_token(secret: str, encoded: str) -> Token:
 
 def token_expiry(token: Token) -> datetime:
     exp = token.exp
-    return exp if exp.tzinfo else exp.replace(tzinfo=timezone.utc)
+    return exp if exp.tzinfo else exp.replace(tzinfo=UTC)

@@ -56,6 +56,7 @@ class CasinoClient:
         self.ws_auth = "header"  # how connect() presents the token (see connect)
         self.closed: asyncio.Future | None = None  # the close code, once the server closed us
         self.last_seq: dict[str, int] = {}
+        self._seq_moved = asyncio.Event()  # set by the reader each time it moves a last_seq
         self.snapshots: dict[str, dict] = {}
         self.frames: list[dict] = []  # everything received (``events`` unpacked), for inspection
         self.messages = 0  # websocket messages received (an ``events`` message is one)
@@ -65,7 +66,7 @@ class CasinoClient:
         self._ids = itertools.count(1)
         self._prefix = uuid.uuid4().hex[:8]
 
-    async def __aenter__(self) -> "CasinoClient":
+    async def __aenter__(self) -> CasinoClient:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -166,6 +167,7 @@ class CasinoClient:
                         self.frames.append(one)
                         self.last_seq[table] = e["seq"]
                         q.put_nowait(one)
+                    self._seq_moved.set()
                 else:
                     self.frames.append(msg)
                 if len(self.frames) > self.max_frames:  # a long-lived client (a bot) keeps the recent half
@@ -177,6 +179,7 @@ class CasinoClient:
                 elif kind == "snapshot":
                     self.snapshots[msg["table"]] = msg
                     self.last_seq[msg["table"]] = msg["seq"]
+                    self._seq_moved.set()
                     self._queue(msg["table"]).put_nowait(msg)
         except websockets.ConnectionClosed:
             pass
@@ -239,7 +242,8 @@ class CasinoClient:
         """Until the events of ``table`` up to ``seq`` have arrived."""
         async def reached() -> None:
             while self.last_seq.get(table, -1) < seq:
-                await asyncio.sleep(0.01)
+                self._seq_moved.clear()
+                await self._seq_moved.wait()
 
         await asyncio.wait_for(reached(), timeout)
 

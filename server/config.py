@@ -49,7 +49,7 @@ class Settings:
     public_url: str = "http://127.0.0.1:8000"
 
     @classmethod
-    def from_env(cls, **overrides) -> "Settings":
+    def from_env(cls, **overrides) -> Settings:
         def num(name: str, default: float) -> float:
             return float(os.environ.get(name, default))
 

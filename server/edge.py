@@ -12,10 +12,11 @@ second decode. The engines' command types check the same rule again for commands
 in Python (``games.validation.Text``).
 
 >>> check_json(b'{"reason": "tab\\\\tnewline\\\\n"}')
->>> check_json(b'{"reason": "nul\\\\u0000"}')
+>>> check_json(b'{"reason": "nul\\\\u0000"}')  # doctest: +NORMALIZE_WHITESPACE
 Traceback (most recent call last):
 ...
-games.errors.GameError: Text may not hold control characters (NUL, \\b, \\f, ...): only tab, newline and carriage return.
+games.errors.GameError: Text may not hold control characters (NUL, \\b, \\f, ...):
+    only tab, newline and carriage return.
 >>> check_json(b'{"reason": "a backslash then u0000: \\\\\\\\u0000"}')
 """
 

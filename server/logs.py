@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -69,7 +69,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def _iso(record: logging.LogRecord) -> str:
-    return datetime.fromtimestamp(record.created, timezone.utc).isoformat(timespec="milliseconds").replace(
+    return datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")
 
 

@@ -28,7 +28,8 @@ anyone but floor players.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from blackjack.jackpot_pool import JackpotContributed, JackpotPaid, JackpotSeeded
 from games.ledger import accounts

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,10 +135,8 @@ class TableRuntime:
             self._timer.cancel()
         if self.task:
             self.task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-            except (asyncio.CancelledError, Exception):
-                pass
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
 
@@ -315,7 +314,7 @@ class TableRuntime:
         players: set[tuple[str, str]] = set()
         all_events: list[Any] = []
         for it, events, rounds in staged:
-            for ev, round_id in zip(events, rounds):
+            for ev, round_id in zip(events, rounds, strict=True):  # a round per event
                 seq += 1
                 all_events.append(ev)
                 event_rows.append((tid, seq, round_id, event_tag(ev), it.who.id, encoder.encode(ev).decode()))

@@ -6,7 +6,14 @@ from __future__ import annotations
 from litestar import Controller, get, post, put
 
 from server.api.schemas import (
-    Archiving, ChefAuthorisation, LimitsChange, LimitsChanged, NewTable, StaffAssignment, TableDetail, TableSummary,
+    Archiving,
+    ChefAuthorisation,
+    LimitsChange,
+    LimitsChanged,
+    NewTable,
+    StaffAssignment,
+    TableDetail,
+    TableSummary,
 )
 from server.auth import Principal
 from server.kinds import KINDS

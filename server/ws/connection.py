@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -30,8 +30,23 @@ from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
 from server.edge import check_json
 from server.policy import check_table_role
 from server.protocol import (
-    CLOSE_TOKEN_EXPIRED, CLOSE_UNAUTHORIZED, Auth, Error, Events, Heartbeat, Ping, Play,
-    Pong, Rejected, Snapshot, Subscribe, TableEvent, Unsubscribe, Accepted, client_decoder, encoder,
+    CLOSE_TOKEN_EXPIRED,
+    CLOSE_UNAUTHORIZED,
+    Accepted,
+    Auth,
+    Error,
+    Events,
+    Heartbeat,
+    Ping,
+    Play,
+    Pong,
+    Rejected,
+    Snapshot,
+    Subscribe,
+    TableEvent,
+    Unsubscribe,
+    client_decoder,
+    encoder,
 )
 from server.resources import Resources
 from server.runtime import channel_of
@@ -69,8 +84,8 @@ class Connection(Outbox):
         while True:
             await asyncio.sleep(self.resources.settings.heartbeat_seconds)
             if self.out.empty():  # else frames are going out: no keep-alive to pile up
-                self.send_msg(Heartbeat(datetime.now(timezone.utc).isoformat()))
-            if self.expires and datetime.now(timezone.utc) >= self.expires:
+                self.send_msg(Heartbeat(datetime.now(UTC).isoformat()))
+            if self.expires and datetime.now(UTC) >= self.expires:
                 self.send_msg(Error("token_expired", "Your session has expired: log in again."))
 
     # ---- life ----------------------------------------------------------------------------
@@ -133,7 +148,8 @@ class Connection(Outbox):
             data = message.get("text")
             raw = data.encode() if data is not None else (message.get("bytes") or b"")
             if len(raw) > limit:  # (its cid, if one is near the start)
-                self._bad_frame(raw[:1024], "frame_too_large", f"Frames are at most {limit} bytes; this one was ignored.")
+                self._bad_frame(raw[:1024], "frame_too_large",
+                                f"Frames are at most {limit} bytes; this one was ignored.")
                 continue
             try:
                 check_json(raw)
@@ -169,7 +185,7 @@ class Connection(Outbox):
         if isinstance(msg, Auth):
             self._spawn(self._reauth(msg))
             return
-        if self.expires and datetime.now(timezone.utc) >= self.expires:
+        if self.expires and datetime.now(UTC) >= self.expires:
             self.answer(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
                                    getattr(msg, "table", "")))
             return

@@ -30,7 +30,7 @@ async def presented_token(socket: WebSocket, max_frame_bytes: int) -> tuple[str,
                                         "'bearer.<token>' subprotocol or a first auth frame.")
     try:
         message = await asyncio.wait_for(socket.receive(), WS_AUTH_SECONDS)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         raise refusal from None
     raw = message.get("text") or message.get("bytes") or ""
     if message["type"] == "websocket.disconnect" or len(raw) > max_frame_bytes:

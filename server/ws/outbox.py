@@ -87,7 +87,7 @@ class Outbox:
         try:
             await asyncio.wait_for(self.progress.wait(), self.stall_seconds)
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._too_slow()
             return False
 
@@ -117,5 +117,8 @@ class Outbox:
             self.progress.set()
 
     async def _drain(self) -> None:
+        """Until the sender has handed over every queued frame (when closing, not for a client
+        too slow to read: its frames were dropped)."""
         while not self.out.empty() and self.closing and self.closing[0] != CLOSE_TOO_SLOW:
-            await asyncio.sleep(0.01)
+            self.progress.clear()
+            await self.progress.wait()  # the sender sets it after each frame it hands over

@@ -5,6 +5,7 @@ paid twice, players see the interruption, and the ledger check passes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -106,8 +107,9 @@ async def test_kill_mid_hand_then_restart(crashy):
             await c.close()
     assert await floor.ledger_problems() == []
     # What an operator types: the plain CLI on the server's database checks the open rounds too.
-    out = subprocess.run([sys.executable, "-m", "server.cli", "ledger", "check"], cwd=PROJECT_DIR,
-                         env={**os.environ, "DATABASE_URL": crashy.db_url}, capture_output=True, text=True)
+    out = await asyncio.to_thread(subprocess.run, [sys.executable, "-m", "server.cli", "ledger", "check"],
+                                  cwd=PROJECT_DIR, env={**os.environ, "DATABASE_URL": crashy.db_url},
+                                  capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "pending holds; their rounds are open" in out.stdout
 

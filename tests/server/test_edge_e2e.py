@@ -94,14 +94,16 @@ async def test_one_bad_command_never_fails_a_batch_holding_other_peoples(people,
         await p.subscribe(T1)
     db = await asyncpg.connect(db_url)
     try:
-        await db.execute("ALTER TABLE table_events ADD CONSTRAINT no_poison CHECK (payload::text NOT LIKE '%poison pill%')")
+        await db.execute("ALTER TABLE table_events ADD CONSTRAINT no_poison "
+                         "CHECK (payload::text NOT LIKE '%poison pill%')")
         # Hold the table's lease row: its next commit waits, and everything sent meanwhile
         # queues up behind it and is committed as one batch.
         tx = db.transaction()
         await tx.start()
         await db.execute("SELECT 1 FROM table_owners WHERE table_id = $1 FOR UPDATE", T1)
         first = asyncio.ensure_future(people["ida"].bet(T1, "rouge", 500))
-        while not await db.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted"):
+        # Until the bet waits on that lock: PostgreSQL's pg_locks can only be polled, there is no event to await.
+        while not await db.fetchval("SELECT count(*) FROM pg_locks WHERE NOT granted"):  # noqa: ASYNC110
             await asyncio.sleep(0.01)
         poisoned = asyncio.ensure_future(people["director"].request("PUT", f"/tables/{T1}/limits",
                                                       json={"minimum": 500, "reason": "poison pill"}))
@@ -130,7 +132,7 @@ async def test_hostile_frames_cost_only_themselves(people, floor):
     ida = people["ida"]
     deep = await first_refusal(ida, "[" * 2048)
     assert (deep["type"], deep["code"]) == ("error", "invalid_message")
-    nested = '{"type": "play", "cid": "deep-1", "table": "%s", "command": %s%s}' % (T1, "[" * 2048, "]" * 2048)
+    nested = f'{{"type": "play", "cid": "deep-1", "table": "{T1}", "command": {"[" * 2048}{"]" * 2048}}}'
     deep = await first_refusal(ida, nested)  # deeper than the decoder goes
     assert (deep["type"], deep["code"], deep["cid"]) == ("rejected", "malformed", "deep-1")
     lone = await first_refusal(ida, '{"type": "subscribe", "cid": "sur-1", "table": "\\ud800"}')

@@ -6,6 +6,7 @@ nobody else's wallet moves and the ledger check is clean."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 
@@ -53,7 +54,8 @@ async def test_thousands_of_hostile_frames_cost_only_themselves(floor, tables):
 async def test_schemathesis_finds_no_server_error_and_no_undocumented_answer(floor, tables):
     director = await floor.account("fz-director", "director")
     try:
-        run = subprocess.run(
+        run = await asyncio.to_thread(
+            subprocess.run,
             [sys.executable, "-m", "schemathesis.cli", "run", f"{floor.server.url}/schema/openapi.json",
              "--max-examples", "10", "--seed", "7", "--no-color",
              "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,ignored_auth",

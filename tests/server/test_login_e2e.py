@@ -14,7 +14,6 @@ import asyncio
 import httpx
 import pytest
 
-
 from .conftest import PASSWORD, Floor, ServerProcess
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -51,7 +51,8 @@ async def test_malformed_frames_are_refused_and_the_connection_survives(people):
     big = json.dumps({"type": "ping", "cid": "x" * 20_000})
     assert (await first_refusal(gina, big))["code"] == "frame_too_large"
     bad_cmd = await first_refusal(gina, json.dumps(
-        {"type": "play", "cid": "x3", "table": T, "command": {"type": "place_bet", "spot": "plein 17", "amount": "ten"}}))
+        {"type": "play", "cid": "x3", "table": T,
+         "command": {"type": "place_bet", "spot": "plein 17", "amount": "ten"}}))
     assert bad_cmd["code"] == "invalid_command"
     with pytest.raises(Rejected) as r:
         await gina.play(T, {"type": "place_bet", "spot": "plein 99", "amount": 500})
@@ -121,7 +122,7 @@ async def test_every_role_boundary(people, floor):
 
 
 async def test_expired_and_bad_tokens_close_with_a_code(floor):
-    past = datetime.now(timezone.utc) - timedelta(minutes=1)
+    past = datetime.now(UTC) - timedelta(minutes=1)
     expired = jwt.encode({"sub": "gina", "exp": past, "iat": past - timedelta(hours=1)}, JWT_SECRET, "HS256")
     url = floor.server.url.replace("http", "ws") + "/ws"
     for token, code in [(expired, 4003), ("nonsense", 4001)]:
@@ -186,7 +187,7 @@ async def test_a_token_expiring_mid_connection_is_refused_then_renewed(people, f
     try:
         await c.login("hugo", "secret-pass-1")
         fresh = c.token
-        soon = datetime.now(timezone.utc) + timedelta(seconds=2)
+        soon = datetime.now(UTC) + timedelta(seconds=2)
         c.token = jwt.encode({"sub": "hugo", "exp": soon, "iat": soon - timedelta(minutes=1)}, JWT_SECRET, "HS256")
         await c.connect()
         await c.subscribe(T)

@@ -24,8 +24,9 @@ ever the sender's own, or a floor player's when staff send it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import msgspec
 import pytest
@@ -354,9 +355,10 @@ def test_every_role_on_every_command(game):
         code, events = _send(game, info, engine, who, body)
         cell = (tag, mode, who.id, target)
         if rightful(spec, who, target, mode):
-            if code in NOT_YOU or (mode == "live" and spec.legal and code != "ok"):
-                if not (game == "roulette" and mode == "rng" and tag in ROULETTE_RNG_STATE_REFUSALS):
-                    wrong.append((cell, "should pass", code))
+            if (code in NOT_YOU or (mode == "live" and spec.legal and code != "ok")) and not (
+                game == "roulette" and mode == "rng" and tag in ROULETTE_RNG_STATE_REFUSALS
+            ):
+                wrong.append((cell, "should pass", code))
         elif code not in NOT_YOU:
             wrong.append((cell, "should be refused as not theirs", code))
         elif msgspec.json.encode(engine.state) != before:

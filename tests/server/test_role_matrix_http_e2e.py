@@ -110,7 +110,7 @@ async def test_every_route_is_in_the_matrix(clients):
 
 async def test_every_role_on_every_route(clients, floor, db_url):
     cells = []
-    for method, template, body, allowed in ROUTES:
+    for method, template, body, _allowed in ROUTES:
         for role in ROLES:
             table = SPARE if template.endswith("/archive") else TABLE
             if template.endswith("/archive") and role == "director":
@@ -130,7 +130,7 @@ async def test_every_role_on_every_route(clients, floor, db_url):
                 assert all(v == (0, 0, 0) for k, v in after.items() if k not in before)
             cells.append((method, template, role, "allowed" if status not in (401, 403) else status))
     expected = [(m, t, role, "allowed" if role in allowed else 403) for m, t, _, allowed in ROUTES for role in ROLES]
-    wrong = [(got, want) for got, want in zip(cells, expected) if got != want]
+    wrong = [(got, want) for got, want in zip(cells, expected, strict=True) if got != want]
     assert not wrong
 
 

@@ -23,7 +23,7 @@ async def test_overflow_closes_with_4008_without_waiting():
     conn = Connection(StuckSocket(), ctx, channels=None)
     sender = asyncio.create_task(conn._sender())
     try:
-        for i in range(10):  # never awaits: the publisher is not slowed down
+        for _i in range(10):  # never awaits: the publisher is not slowed down
             conn.send(b'{"type":"events"}')
         await asyncio.sleep(0)
         assert conn.closing is not None and conn.closing[0] == CLOSE_TOO_SLOW == 4008

@@ -54,7 +54,7 @@ async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
             await c.connect()
             await c.subscribe(T)
         stuck = await _stuck_client(small_queue, stuck_user.token)
-        await stuck.send('{"type": "subscribe", "table": "%s", "cid": "s1"}' % T)
+        await stuck.send(f'{{"type": "subscribe", "table": "{T}", "cid": "s1"}}')
         await croupier.play(T, {"type": "open_spin"})
         # Many events at once: bets sent without waiting for each answer.
         for start in range(0, BETS, 50):
@@ -72,11 +72,11 @@ async def test_stuck_reader_is_closed_and_the_table_goes_on(small_queue):
         # replays up to half the send queue, 128 events here; from further back it is a
         # snapshot.)
         for i in range(300):
-            await stuck.send('{"type": "subscribe", "table": "%s", "since": %d, "cid": "r%d"}'
-                             % (T, settled["seq"] - 128, i))
+            await stuck.send(f'{{"type": "subscribe", "table": "{T}", "since": {settled["seq"] - 128:d}, '
+                             f'"cid": "r{i:d}"}}')
         # The stuck client, reading again: what was queued, then the close with 4008.
         with pytest.raises(websockets.ConnectionClosed):
-            for received in range(BETS * 40):
+            for _received in range(BETS * 40):
                 await asyncio.wait_for(stuck.recv(), 10)
         assert stuck.close_code == CLOSE_TOO_SLOW
         # A resume from further back than half the queue is one snapshot, not a history read.

@@ -4,6 +4,8 @@ suspend or close is the director's, or a chef's with the director's recorded aut
 
 from __future__ import annotations
 
+import contextlib
+
 import asyncpg
 import pytest
 
@@ -162,10 +164,8 @@ async def test_archiving_while_people_bet_and_reopen_leaves_nothing_held(floor):
 
         async def keep_at_it(client, command):
             while not stop.is_set():
-                try:
+                with contextlib.suppress(Rejected, ConnectionError):
                     await client.play("race-roul", command)
-                except (Rejected, ConnectionError):
-                    pass
                 await asyncio.sleep(0)
 
         spam = [asyncio.ensure_future(keep_at_it(mia, {"type": "place_bet", "spot": "rouge", "amount": 500})),

@@ -60,7 +60,8 @@ async def test_each_way_to_present_the_token_and_none_reaches_the_log(server):
     # In the URL the token is refused even when it is valid, even beside a good header.
     async with websockets.connect(f"{url}?token={token}") as ws:
         assert await _closed_with(ws) == 4001
-    async with websockets.connect(f"{url}?token={token}", additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+    async with websockets.connect(f"{url}?token={token}",
+                                  additional_headers={"Authorization": f"Bearer {token}"}) as ws:
         assert await _closed_with(ws) == 4001
     log = server.stderr()
     assert token not in log and token.split(".")[2] not in log and "eyJ" not in log
