@@ -25,6 +25,15 @@ def floor() -> dict[str, Any]:
         return json.load(f)
 
 
+def floor_or_empty() -> dict[str, Any]:
+    """The floor, or an empty one where none was set up (locust imports the users to list
+    them, and ``fixed_count`` is read at import)."""
+    try:
+        return floor()
+    except RuntimeError:
+        return {"roulette_live": {}, "roulette_rng": [], "blackjack_rng": {}, "blackjack_live": {}}
+
+
 def take(pool: str) -> int:
     """0, 1, 2... per pool: which account or table the next user of a kind gets."""
     return next(_counters.setdefault(pool, itertools.count()))

@@ -36,6 +36,8 @@ from locust import User
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+ROUND_WAIT = 60.0  # seconds a user waits for its table's next betting window
+
 COMMAND_TIMEOUT = 15.0  # seconds; a command unanswered by then is a failure
 
 
