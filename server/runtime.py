@@ -30,6 +30,7 @@ from server import jackpots, store
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.money import open_refs, ops_for
+from server.presence import Presence
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
 from server.resources import Resources
 
@@ -84,11 +85,8 @@ class TableRuntime:
         self.stopped = False
         # Being closed for good (archived): no command but the closing one is taken any more.
         self.sealed = False
-        # Who follows the table from this process (sockets per player), and since when each
-        # player with none has been gone: his seat is released after the house's time.
-        self.present: collections.Counter[str] = collections.Counter()
-        self.gone_since: dict[str, float] = {}
-        self._releasing: dict[str, asyncio.Future] = {}  # a ReleaseSeat queued, not yet answered
+        # Who follows the table from this process: a seat whose player has gone is released.
+        self.presence = Presence()
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -120,9 +118,7 @@ class TableRuntime:
         # Nobody is connected to a table that just started here: every seated player is gone
         # until he comes back (after a failover or a restart, too).
         loop = asyncio.get_running_loop()
-        for player in self.kind.seated(self.engine):
-            self.gone_since[player] = loop.time()
-        if self.gone_since:
+        if self.presence.all_gone(self.kind.seated(self.engine), loop.time()):
             loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
         meters = await jackpots.ensure_open(self.ctx, self.info.id, self.engine)
         if meters is not None:
@@ -353,39 +349,26 @@ class TableRuntime:
     # ---- presence ----------------------------------------------------------------------------
     def joined(self, who: Principal) -> None:
         if who.role == "player":
-            self.present[who.id] += 1
-            self.gone_since.pop(who.id, None)
+            self.presence.joined(who.id)
 
     def left(self, who: Principal) -> None:
-        if who.role != "player" or self.present[who.id] <= 0:
-            return
-        self.present[who.id] -= 1
-        if not self.present[who.id]:
-            del self.present[who.id]
-            loop = asyncio.get_running_loop()
-            self.gone_since[who.id] = loop.time()
+        loop = asyncio.get_running_loop()
+        if who.role == "player" and self.presence.left(who.id, loop.time()):
             loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
 
     def _release_gone(self) -> None:
         """Free the seats of players gone for the house's time. Seats go between rounds only,
         so a release refused because a round began is tried again after a later batch; an
         entry goes once its player holds no seat any more."""
-        if self.stopped or not self.gone_since:
+        if self.stopped or not self.presence.gone_since:
             return
         loop = asyncio.get_running_loop()
-        deadline = loop.time() - self.ctx.settings.seat_release_seconds
-        seated = set(self.kind.seated(self.engine))
-        for player, since in list(self.gone_since.items()):
-            if player not in seated:
-                del self.gone_since[player]  # he left, or his seat was released
-                continue
-            if since > deadline or player in self._releasing:
-                continue
+        gone_before = loop.time() - self.ctx.settings.seat_release_seconds
+        for player in self.presence.due(set(self.kind.seated(self.engine)), gone_before):
             command = self.kind.release_command(self.engine, self.info, player)
             if command is not None:
                 answered = loop.create_future()
-                self._releasing[player] = answered
-                answered.add_done_callback(lambda _, p=player: self._releasing.pop(p, None))
+                self.presence.releasing(player, answered)
                 self.queue.put_nowait(Item(self.system, f"release:{player}:{self.seq}", command, answered))
 
     # ---- timers ----------------------------------------------------------------------------
