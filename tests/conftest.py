@@ -13,8 +13,10 @@ import time
 import asyncpg
 import pytest
 
-from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded, with_database
+from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded
 from games.db.migrate import PACKAGES, migrate
+from games.db.pool import create_pool
+from helpers.databases import new_database
 
 
 @pytest.fixture(scope="session")
@@ -67,18 +69,21 @@ def schema_packages() -> tuple[str, ...]:
 @pytest.fixture
 async def fresh_db(pg_url: str, schema_packages: tuple[str, ...]):
     """A new database per test, migrated for ``schema_packages``: an URL to it. Dropped afterwards."""
-    admin = await asyncpg.connect(pg_url)
-    name = f"t_{os.getpid()}_{id(admin)}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = with_database(pg_url, name)
-    conn = await asyncpg.connect(url)
-    try:
-        await migrate(conn, schema_packages)
-    finally:
-        await conn.close()
-    try:
+    async with new_database(pg_url, "t") as url:
+        conn = await asyncpg.connect(url)
+        try:
+            await migrate(conn, schema_packages)
+        finally:
+            await conn.close()
         yield url
+
+
+@pytest.fixture
+async def pool(fresh_db: str):
+    """A pool on ``fresh_db`` (room for the ledger's concurrency tests)."""
+    p = await create_pool(fresh_db, min_size=1, max_size=20)
+    try:
+        yield p
     finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+        await p.close()
 

@@ -7,12 +7,10 @@ import asyncio
 import os
 import signal
 import subprocess
-import uuid
 
-import asyncpg
 import pytest
 
-from games.db.embedded import with_database
+from helpers.databases import new_database
 from loadtest.server_process import free_port, spawn_server
 
 ADMIN_PASSWORD = "admin-pass-123"
@@ -79,14 +77,8 @@ class ServerProcess:
 @pytest.fixture(scope="module")
 async def db_url(pg_url: str):
     """A fresh database per test module (the server migrates it at start)."""
-    admin = await asyncpg.connect(pg_url)
-    name = f"srv_{uuid.uuid4().hex[:10]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield with_database(pg_url, name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with new_database(pg_url, "srv") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -5,20 +5,11 @@ from __future__ import annotations
 import asyncpg
 import pytest
 
-from games.db.pool import create_pool
 from games.errors import GameError
 from server.store.limits import LimitException, LimitsStore, TableLimits
 
 CAMPIONE = TableLimits("CHF", 500, 1_000_000, {"plein": 50_000, "cheval": 100_000})
 
-
-@pytest.fixture
-async def pool(fresh_db):
-    p = await create_pool(fresh_db, min_size=1, max_size=4)
-    try:
-        yield p
-    finally:
-        await p.close()
 
 
 async def test_versions_apply_from_their_round(pool):

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import uuid
 
 import asyncpg
 import psutil
 import pytest
 
 from games.db import embedded
+from helpers.databases import new_database
 from helpers.servers import Serve, casino, embedded_env, fresh_pgdata, remove_pgdata
 
 pytestmark = pytest.mark.slow
@@ -96,12 +96,8 @@ def test_with_database_url_the_embedded_server_is_left_alone(pgdata):
 async def test_serve_no_migrate_waits_for_db_migrate(pgdata, pg_url, tmp_path):
     """With ``--no-migrate`` the server changes no schema: on a database that is behind it
     refuses to start and says what to run; once ``casino db migrate`` ran, it starts."""
-    admin = await asyncpg.connect(pg_url)
-    name = f"nomigrate_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    url = embedded.with_database(pg_url, name)
-    env = embedded_env(pgdata, DATABASE_URL=url)
-    try:
+    async with new_database(pg_url, "nomigrate") as url:
+        env = embedded_env(pgdata, DATABASE_URL=url)
         refused = await asyncio.to_thread(casino, "serve", "--no-migrate", "--port", "0", env=env)
         assert refused.returncode == 1
         assert "schema is behind" in refused.stderr and "run `casino db migrate`" in refused.stderr
@@ -119,6 +115,4 @@ async def test_serve_no_migrate_waits_for_db_migrate(pgdata, pg_url, tmp_path):
         server = await asyncio.to_thread(Serve(env, tmp_path, "--no-migrate").start)
         assert server.stop() == 0
         assert not embedded.status(pgdata).running  # DATABASE_URL: the embedded one was never used
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import uuid
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
 import asyncpg
 import pytest
 
-from games.db.embedded import with_database
 from games.db.migrate import (
     PACKAGES,
     MigrationError,
@@ -26,6 +23,7 @@ from games.db.migrate import (
 )
 from games.db.pool import create_pool
 from games.ledger import Hold, Ledger, accounts
+from helpers.databases import new_database
 
 LEDGER = [m.label for m in available(["games.ledger"])]
 SERVER = [m.label for m in available(["server"])]
@@ -34,14 +32,8 @@ SERVER = [m.label for m in available(["server"])]
 @pytest.fixture
 async def empty_db(pg_url: str):
     """A new database with nothing in it: an URL to it."""
-    admin = await asyncpg.connect(pg_url)
-    name = f"m_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    await admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield with_database(pg_url, name)
-    finally:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        await admin.close()
+    async with new_database(pg_url, "m") as url:
+        yield url
 
 
 @asynccontextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from games.db.pool import create_pool
 from games.ledger import Ledger, accounts
 
 
@@ -14,14 +13,6 @@ def schema_packages() -> tuple[str, ...]:
     round is only checked where a test says which are open)."""
     return ("games.ledger",)
 
-
-@pytest.fixture
-async def pool(fresh_db):
-    p = await create_pool(fresh_db, min_size=1, max_size=20)
-    try:
-        yield p
-    finally:
-        await p.close()
 
 
 @pytest.fixture
