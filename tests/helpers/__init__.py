@@ -3,7 +3,8 @@
 - ``actors``: the people and the server as the engines see them;
 - ``refusals``: the one check that a refused command changes nothing;
 - ``blackjack``: a blackjack table dealt from a rigged shoe, and what tests read from it;
-- ``servers``: ``casino serve`` in a subprocess, on its own embedded database.
+- ``servers``: ``casino serve`` in a subprocess, on its own embedded database;
+- ``databases``: a throwaway database on the test run's PostgreSQL.
 
 The load tools' own server launcher (``loadtest.server_process``) is reused by the server
 tests' fixtures rather than copied here.
