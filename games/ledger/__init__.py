@@ -3,6 +3,7 @@ holds for bets, credit lines, the cashier. See ``model`` for the rules,
 ``memory`` for the in-memory reference, ``store`` for the PostgreSQL side, ``accounts`` for account ids."""
 
 from games.ledger import accounts
+from games.ledger.check import CheckReport
 from games.ledger.memory import MemoryLedger
 from games.ledger.model import (
     Account,
@@ -19,7 +20,7 @@ from games.ledger.model import (
     Transfer,
     Void,
 )
-from games.ledger.store import CheckReport, Ledger
+from games.ledger.store import Ledger
 
 __all__ = [
     "accounts", "Account", "Balance", "CheckReport", "CreditGrant", "Hold", "Ledger", "LedgerError",
