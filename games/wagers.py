@@ -65,8 +65,10 @@ class ChipsUnclaimed(msgspec.Struct, frozen=True, tag="unclaimed_recorded"):
     spin); ``wagers`` the abandoned wagers, for the register's reference."""
 
     player: str
-    round: int
-    left: Literal["bets", "wins"]
+    # On the wire these keep the names roulette's register has always used ("spin",
+    # "kind"): clients and stored histories read them.
+    round: int = msgspec.field(name="spin")
+    left: Literal["bets", "wins"] = msgspec.field(name="kind")
     amount: int
     wagers: list[str]
     by: str

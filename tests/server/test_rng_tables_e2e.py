@@ -75,7 +75,7 @@ async def test_rng_blackjack_deals_and_times_out_to_stand(rng_floor):
         settled = await jane.next_event(t, "round_settled", timeout=60)
         assert settled["round"] == closed["round"]
         turns = [f["event"] for f in jane.frames if f.get("type") == "event" and f["event"]["type"] == "acted"]
-        assert all(a["action"] == "stand" and a["by"] == f"system:{t}" for a in turns)  # the runtime's principal
+        assert all(a["action"] == "stand" and a["by"] == f"system-{t}" for a in turns)
         paid = [f["event"] for f in jane.frames if f.get("type") == "event"
                 and f["event"]["type"] == "wager_settled" and f["event"]["player"] == "jane"]
         assert len(paid) == 2
