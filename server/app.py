@@ -56,7 +56,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         url = settings.database_url or database_url()
         pool = await create_pool(url)
         async with pool.acquire() as conn:
-            await migrate(conn)
+            await migrate(conn, store.SCHEMA)
         resources = Resources(settings, url, pool, Ledger(pool), LimitsStore(pool), channels,
                               Tokens(jwt_auth, settings.token_minutes))
         resources.manager = TableManager(resources)

@@ -19,10 +19,10 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("simulate", "blackjack"), "tools.blackjack_simulate_cli", "play basic strategy through the engine"),
     (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
     (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),
-    (("db", "start"), "games.db.cli", "start the embedded PostgreSQL and leave it running"),
-    (("db", "stop"), "games.db.cli", "stop the embedded PostgreSQL"),
-    (("db", "status"), "games.db.cli", "whether the embedded PostgreSQL runs: its URL, data dir, pid"),
-    (("db", "migrate"), "games.db.cli", "bring the schema of every package up to date and say what was applied"),
+    (("db", "start"), "server.db_cli", "start the embedded PostgreSQL and leave it running"),
+    (("db", "stop"), "server.db_cli", "stop the embedded PostgreSQL"),
+    (("db", "status"), "server.db_cli", "whether the embedded PostgreSQL runs: its URL, data dir, pid"),
+    (("db", "migrate"), "server.db_cli", "bring the schema of every package up to date and say what was applied"),
 ]
 
 

@@ -90,11 +90,12 @@ def _schema_is_current(url: str) -> bool:
     import asyncpg
 
     from games.db.migrate import SchemaBehind, require_current
+    from server.store import SCHEMA
 
     async def check() -> None:
         conn = await asyncpg.connect(url)
         try:
-            await require_current(conn)
+            await require_current(conn, SCHEMA)
         finally:
             await conn.close()
 

@@ -14,9 +14,10 @@ import asyncpg
 import pytest
 
 from games.db.embedded import PROJECT_DIR, start_embedded, stop_embedded
-from games.db.migrate import PACKAGES, migrate
+from games.db.migrate import migrate
 from games.db.pool import create_pool
 from helpers.databases import new_database
+from server.store import SCHEMA
 
 
 @pytest.fixture(scope="session")
@@ -63,7 +64,7 @@ def _stop_and_remove(pgdata) -> None:
 def schema_packages() -> tuple[str, ...]:
     """The packages whose migrations ``fresh_db`` applies: all of them, unless a folder's
     conftest narrows it (the ledger's tests need no server table)."""
-    return PACKAGES
+    return SCHEMA
 
 
 @pytest.fixture

@@ -31,8 +31,9 @@ log = logging.getLogger("casino.db")
 
 _LOCK_KEY = 0x6361_7369_6E6F  # "casino"
 
-# The packages that own tables in this build, in the order their migrations apply.
-PACKAGES: tuple[str, ...] = ("games.ledger", "server")
+# Older builds kept every migration in one folder; its files now belong to these packages.
+# (Which packages make a schema is the caller's to say: the server's is ``server.store.SCHEMA``.)
+_ONE_FOLDER_PACKAGES: tuple[str, ...] = ("games.ledger", "server")
 
 _CREATE = """CREATE TABLE IF NOT EXISTS schema_migrations (
     package    text NOT NULL,
@@ -57,7 +58,7 @@ class MigrationError(Exception):
     """The recorded schema and this build's migrations do not fit together."""
 
 
-def available(packages: Sequence[str] = PACKAGES) -> list[Migration]:
+def available(packages: Sequence[str]) -> list[Migration]:
     """Every migration of ``packages``: package by package, each in version order."""
     out: list[Migration] = []
     for package in packages:
@@ -97,7 +98,7 @@ class SchemaBehind(Exception):
         self.status = status
 
 
-async def status(conn: asyncpg.Connection, packages: Sequence[str] = PACKAGES) -> SchemaStatus:
+async def status(conn: asyncpg.Connection, packages: Sequence[str]) -> SchemaStatus:
     """What the database records and what is missing for ``packages``; reads only."""
     columns = {r[0] for r in await conn.fetch(
         "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass('schema_migrations')"
@@ -119,14 +120,14 @@ async def status(conn: asyncpg.Connection, packages: Sequence[str] = PACKAGES) -
     return SchemaStatus(labels, pending, bool(columns) and "package" not in columns)
 
 
-async def require_current(conn: asyncpg.Connection, packages: Sequence[str] = PACKAGES) -> None:
+async def require_current(conn: asyncpg.Connection, packages: Sequence[str]) -> None:
     """Raise ``SchemaBehind`` unless every migration of ``packages`` is recorded; reads only."""
     st = await status(conn, packages)
     if not st.current:
         raise SchemaBehind(st)
 
 
-async def migrate(conn: asyncpg.Connection, packages: Sequence[str] = PACKAGES) -> list[str]:
+async def migrate(conn: asyncpg.Connection, packages: Sequence[str]) -> list[str]:
     """Apply what is missing of ``packages``; return the labels applied now
     (``"games.ledger/0001_ledger.sql"``)."""
     if (await status(conn, packages)).current:
@@ -181,7 +182,7 @@ async def _keyed_by_package(conn: asyncpg.Connection, packages: Sequence[str]) -
 def _by_package(rows: Sequence[asyncpg.Record], packages: Sequence[str]) -> list[tuple[str, int, str]]:
     """Rows of a ``schema_migrations`` keyed by version alone as (package, version, name):
     each file belongs to the package whose folder holds it now."""
-    owner = {m.name: m.package for m in available(list(dict.fromkeys([*PACKAGES, *packages])))}
+    owner = {m.name: m.package for m in available(list(dict.fromkeys([*_ONE_FOLDER_PACKAGES, *packages])))}
     unknown = [r["name"] for r in rows if r["name"] not in owner]
     if unknown:
         raise MigrationError(f"schema_migrations records {', '.join(unknown)}, which no package of this build holds")

@@ -42,7 +42,11 @@ from server.store.tables import (
 )
 from server.store.users import authenticate, create_user, get_user, list_users
 
+# The packages whose migrations make this server's schema, in the order they apply.
+SCHEMA: tuple[str, ...] = ("games.ledger", "server")
+
 __all__ = [
+    "SCHEMA",
     "audit",
     "answered",
     "RoundStep", "events_after", "round_steps",

@@ -13,7 +13,6 @@ import asyncpg
 import pytest
 
 from games.db.migrate import (
-    PACKAGES,
     MigrationError,
     SchemaBehind,
     available,
@@ -24,6 +23,7 @@ from games.db.migrate import (
 from games.db.pool import create_pool
 from games.ledger import Hold, Ledger, accounts
 from helpers.databases import new_database
+from server.store import SCHEMA
 
 LEDGER = [m.label for m in available(["games.ledger"])]
 SERVER = [m.label for m in available(["server"])]
@@ -50,20 +50,20 @@ async def recorded(conn: asyncpg.Connection) -> list[tuple]:
 
 
 async def test_each_package_migrates_on_its_own_then_the_next(empty_db):
-    assert LEDGER and SERVER and PACKAGES == ("games.ledger", "server")
+    assert LEDGER and SERVER and SCHEMA == ("games.ledger", "server")
     async with connected(empty_db) as conn:
         assert await migrate(conn, ["games.ledger"]) == LEDGER
         assert await conn.fetchval("SELECT to_regclass('ledger_transfers') IS NOT NULL")
         # nothing of the server's: its tables, nor the view of open rounds the ledger check reads
         assert await conn.fetchval("SELECT to_regclass('users') IS NULL AND to_regclass('ledger_open_refs') IS NULL")
         assert (await status(conn, ["games.ledger"])).current
-        assert [m.label for m in (await status(conn)).pending] == SERVER
+        assert [m.label for m in (await status(conn, SCHEMA)).pending] == SERVER
 
-        assert await migrate(conn) == SERVER  # the ledger's are not applied twice
-        assert await migrate(conn) == []
-        assert (await status(conn)).current
-        await require_current(conn)
-        assert await recorded(conn) == [(m.package, m.version, m.name) for m in available()]
+        assert await migrate(conn, SCHEMA) == SERVER  # the ledger's are not applied twice
+        assert await migrate(conn, SCHEMA) == []
+        assert (await status(conn, SCHEMA)).current
+        await require_current(conn, SCHEMA)
+        assert await recorded(conn) == [(m.package, m.version, m.name) for m in available(SCHEMA)]
         key = await conn.fetchval("SELECT pg_get_constraintdef(oid) FROM pg_constraint"
                                   " WHERE conrelid = 'schema_migrations'::regclass AND contype = 'p'")
         assert key == "PRIMARY KEY (package, version)"
@@ -71,7 +71,7 @@ async def test_each_package_migrates_on_its_own_then_the_next(empty_db):
 
 async def test_starters_racing_on_a_new_database_apply_each_migration_once(empty_db):
     async with connected(empty_db) as a, connected(empty_db) as b:
-        first, second = await asyncio.gather(migrate(a), migrate(b))
+        first, second = await asyncio.gather(migrate(a, SCHEMA), migrate(b, SCHEMA))
     assert sorted(first + second) == sorted(LEDGER + SERVER)
 
 
@@ -82,7 +82,7 @@ async def old_scheme(conn: asyncpg.Connection, skip: set[str]) -> None:
                               version int PRIMARY KEY,
                               name text NOT NULL,
                               applied_at timestamptz NOT NULL DEFAULT now())""")
-    for m in sorted(available(), key=lambda m: m.version):
+    for m in sorted(available(SCHEMA), key=lambda m: m.version):
         if m.name in skip:
             continue
         async with conn.transaction():
@@ -98,20 +98,21 @@ async def test_a_database_of_the_single_folder_scheme_is_upgraded_in_place(empty
     missing = {"0004_ledger_floor_accounts.sql", "0107_cashier_role.sql"}
     async with connected(empty_db) as conn:
         await old_scheme(conn, missing)
-        before = await status(conn)
+        before = await status(conn, SCHEMA)
         assert before.keyed_by_version and not before.current
         assert [m.label for m in before.pending] == ["games.ledger/0004_ledger_floor_accounts.sql",
                                                      "server/0107_cashier_role.sql"]
         with pytest.raises(SchemaBehind) as behind:
-            await require_current(conn)
+            await require_current(conn, SCHEMA)
         assert "schema_migrations keyed by package" in str(behind.value)
         assert "casino db migrate" in str(behind.value)
 
-        assert await migrate(conn) == ["games.ledger/0004_ledger_floor_accounts.sql", "server/0107_cashier_role.sql"]
-        assert await recorded(conn) == [(m.package, m.version, m.name) for m in available()]
+        assert await migrate(conn, SCHEMA) == ["games.ledger/0004_ledger_floor_accounts.sql",
+                                               "server/0107_cashier_role.sql"]
+        assert await recorded(conn) == [(m.package, m.version, m.name) for m in available(SCHEMA)]
         applied_at = {r["name"]: r["applied_at"].second for r in await conn.fetch("SELECT * FROM schema_migrations")}
-        assert all(applied_at[m.name] == m.version % 60 for m in available() if m.name not in missing)
-        assert (await status(conn)).current and await migrate(conn) == []
+        assert all(applied_at[m.name] == m.version % 60 for m in available(SCHEMA) if m.name not in missing)
+        assert (await status(conn, SCHEMA)).current and await migrate(conn, SCHEMA) == []
         # what the two brought: floor accounts may go below zero; the cashier role
         assert await conn.fetchval("SELECT ledger_may_go_negative('floor')")
         await conn.execute("INSERT INTO users (id, password_hash, role) VALUES ('cash', 'x', 'cashier')")
@@ -124,8 +125,8 @@ async def test_an_old_scheme_naming_a_file_no_package_holds_is_left_alone(empty_
         await old_scheme(conn, set())
         await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (5, '0005_from_elsewhere.sql')")
         with pytest.raises(MigrationError, match="0005_from_elsewhere.sql"):
-            await migrate(conn)
-        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == len(available()) + 1
+            await migrate(conn, SCHEMA)
+        assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == len(available(SCHEMA)) + 1
         assert not await conn.fetchval("SELECT count(*) FROM pg_attribute"  # still keyed by version alone
                                        " WHERE attrelid = 'schema_migrations'::regclass AND attname = 'package'")
 

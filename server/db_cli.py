@@ -82,6 +82,7 @@ def _migrate(url: str | None, args: argparse.Namespace) -> int:
 
     from games.db import embedded
     from games.db.migrate import MigrationError, migrate, status
+    from server.store import SCHEMA
 
     pgdata = None if url else (args.pgdata.resolve() if args.pgdata else embedded.data_dir())
     where = embedded.describe(url) if url else f"embedded PostgreSQL in {pgdata}"
@@ -89,9 +90,9 @@ def _migrate(url: str | None, args: argparse.Namespace) -> int:
     async def apply(target: str) -> tuple[bool, list[str], int]:
         conn = await asyncpg.connect(target)
         try:
-            converted = (await status(conn)).keyed_by_version
-            applied = await migrate(conn)
-            return converted, applied, len((await status(conn)).applied)
+            converted = (await status(conn, SCHEMA)).keyed_by_version
+            applied = await migrate(conn, SCHEMA)
+            return converted, applied, len((await status(conn, SCHEMA)).applied)
         finally:
             await conn.close()
 
