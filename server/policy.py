@@ -23,6 +23,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.types import Guard
 
+from games.commands import STAFF
 from games.errors import GameError
 from server.resources import resources_of
 
@@ -33,10 +34,12 @@ if TYPE_CHECKING:
 ROLES = ("player", "croupier", "chef", "inspector", "cashier", "director", "admin")
 
 # ---- at the tables (the websocket's ``play``) ---------------------------------------------
-# Who sends game commands at all; inspectors, cashiers and admins only watch.
-TABLE_ROLES = ("player", "croupier", "chef", "director")
-# Who runs a table from the console; croupiers and chefs only where they are assigned.
+# Who runs a table from the console (the engines' staff, ``games.commands``); croupiers and
+# chefs only where they are assigned.
 STAFF_ROLES = ("croupier", "chef", "director")
+assert frozenset(STAFF_ROLES) == STAFF
+# Who sends game commands at all; inspectors, cashiers and admins only watch.
+TABLE_ROLES = ("player", *STAFF_ROLES)
 ASSIGNED_ROLES = ("croupier", "chef")
 
 # ---- HTTP ----------------------------------------------------------------------------------

@@ -292,7 +292,7 @@ class TableRuntime:
                     rt.queue.put_nowait(Item(rt.system, f"meters:{ch.minor}:{ch.major}", command))
 
     async def _record_limits(self, events: list[Any]) -> None:
-        """Versioned limits for the ledger's LimitsStore (the engine state stays the authority)."""
+        """Versioned limits for the limits store (``server.store.limits``; the engine state stays the authority)."""
         for limits, from_round, by, reason in self.kind.limits_changes(events, self.info):
             try:
                 await self.ctx.limits.set(self.info.id, limits, by, from_round, reason)

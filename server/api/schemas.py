@@ -22,7 +22,7 @@ class Login(msgspec.Struct, forbid_unknown_fields=True):
     password: Annotated[str, msgspec.Meta(max_length=1024)]
 
 
-class Registration(msgspec.Struct):
+class Registration(msgspec.Struct, forbid_unknown_fields=True):
     """A player opening his own account."""
 
     user: str

@@ -149,7 +149,7 @@ class GameKind:
         """The round each event belongs to, given the round before and after the command."""
         return [after] * len(events)
 
-    # ---- limits (recorded as versions in games.ledger.LimitsStore) ------------------------
+    # ---- limits (recorded as versions in server.store.limits.LimitsStore) -------------------
     def limits_changes(self, events: list[Any], table: TableInfo) -> list[tuple[Any, int, str, str]]:
         """(TableLimits, from_round, changed_by, reason) for each limits change among ``events``."""
         return []
@@ -160,6 +160,12 @@ class GameKind:
     def limits_command(self, engine: Any, who: Principal, minimum: int, maximum: int | None,
                        maxima: dict[str, int] | None, reason: str) -> Any:
         raise GameError("unsupported", f"{self.name} tables have no limits command.")
+
+    # ---- linked jackpots ------------------------------------------------------------------
+    def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:
+        """The command that shows a linked pool's meters at ``table`` (only kinds whose
+        profiles have a linked jackpot are ever asked)."""
+        raise GameError("unsupported", f"{self.name} tables have no jackpot meters.")
 
     # ---- what people see ---------------------------------------------------------------
     def view(self, engine: Any, who: Principal | None) -> Any:
@@ -181,7 +187,7 @@ class GameKind:
 
 def staff_check(who: Principal, table: TableInfo) -> None:
     """Console commands: staff, and croupiers and chefs only at the tables they are assigned to."""
-    if who.role == "system":
+    if who.role == "system":  # the runtime's own principal: no token carries the role
         return
     if who.role not in STAFF_ROLES:
         raise GameError("forbidden", "Only the croupier's console may do that.")
