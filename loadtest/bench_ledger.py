@@ -39,7 +39,7 @@ async def fresh_database(url: str) -> str:
     bench_url = with_database(url, BENCH_DB)
     conn = await asyncpg.connect(bench_url)
     try:
-        await migrate(conn)
+        await migrate(conn, ("games.ledger",))
         await conn.execute("CREATE TABLE bench_raw (id bigserial PRIMARY KEY, v text NOT NULL)")
     finally:
         await conn.close()
