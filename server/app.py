@@ -21,7 +21,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from games.db import create_pool, database_url, migrate
 from games.ledger.store import Ledger
-from server import logs, store
+from server import logs, metrics, store
 from server.accounts import ensure_admin
 from server.api import ROUTES
 from server.asyncapi import asyncapi_route
@@ -66,9 +66,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             from server.demo import seed
 
             await seed(resources)
+        live = metrics.watch(resources)  # GET /metrics: sockets, queues, tables owned, lease age
         try:
             yield
         finally:
+            metrics.unwatch(live)
             for task in bots:
                 task.cancel()
             try:

@@ -145,7 +145,11 @@ def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal
         default_token_expiration=timedelta(minutes=minutes),
         # The websocket authenticates itself (header, subprotocol or first frame), to answer
         # with a close code.
-        exclude=["/auth/login", "/auth/register", "/schema", "/asyncapi.json", "/health", "/ws"],
+        # /metrics: operators' scrapers (``server.api.metrics``; an optional scrape token of its own).
+        # Anchored: Litestar searches each pattern anywhere in the path, and "/ws" unanchored
+        # would also let /accounts/wsmith/balance or /tables/ws-1/staff past the token (a 500).
+        exclude=["^/auth/(login|register)/?$", "^/schema(/|$)", r"^/asyncapi\.json$", "^/health(/|$)",
+                 "^/metrics/?$", "^/ws(/|$)"],
     )
 
 

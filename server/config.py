@@ -47,6 +47,8 @@ class Settings:
     demo: bool = False  # create the demo tables and accounts on a fresh database
     bots: bool = False  # and start bots that play at them
     public_url: str = "http://127.0.0.1:8000"
+    # With it, GET /metrics wants "Authorization: Bearer <it>" (else anyone who reaches the port).
+    metrics_token: str | None = None
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:
@@ -65,6 +67,7 @@ class Settings:
             send_stall_seconds=num("CASINO_SEND_STALL_SECONDS", 2.0),
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
+            metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
         )
         for k, v in overrides.items():
             setattr(s, k, v)

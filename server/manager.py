@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from datetime import datetime
 from typing import Any
 
@@ -228,7 +229,11 @@ class TableManager:
             try:
                 await self._beat()
                 if self.runtimes:
-                    await store.renew_leases(self.ctx.pool, s.owner_id, s.lease_seconds, list(self.runtimes))
+                    renewing, renewed = list(self.runtimes.values()), time.monotonic()
+                    await store.renew_leases(self.ctx.pool, s.owner_id, s.lease_seconds,
+                                             [rt.info.id for rt in renewing])
+                    for rt in renewing:
+                        rt.leased_at = renewed  # (the lease age gauge)
                 if self._listener is None or self._listener.is_closed():
                     await self._unlisten()
                     await self._listen()

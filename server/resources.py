@@ -8,7 +8,7 @@ with msgspec, which would otherwise read every field's type, the manager's inclu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # (the manager imports the kinds, which import server.policy, which uses this)
     import asyncpg
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # (the manager imports the kinds, which import server.policy,
 
 class Resources:
     """The settings, the database pool, the ledger and limits stores, the channels plugin,
-    the token issuer and the table manager of this process."""
+    the token issuer, the table manager and the open websockets of this process."""
 
     manager: TableManager  # set by the lifespan right after: the manager holds these resources too
 
@@ -37,6 +37,8 @@ class Resources:
         self.limits = limits
         self.channels = channels
         self.tokens = tokens
+        # The websockets open on this process (``server.ws``): the metrics read them at a scrape.
+        self.sockets: set[Any] = set()
 
 
 def resources_of(app: Litestar) -> Resources:

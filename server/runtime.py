@@ -18,6 +18,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,7 @@ import msgspec
 from games.errors import GameError
 from games.ledger import accounts
 from games.wagers import WagerPlaced
-from server import jackpots, store
+from server import jackpots, metrics, store
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.money import open_refs, ops_for
@@ -61,6 +62,7 @@ class Item:
     command: Any  # None: only the server events in ``pre``
     future: asyncio.Future | None = None
     pre: list[Any] = field(default_factory=list)
+    arrived: float = 0.0  # time.monotonic() at submit: the ack latency's start (players' and staff's commands)
 
     @property
     def system(self) -> bool:
@@ -87,6 +89,10 @@ class TableRuntime:
         self.sealed = False
         # Who follows the table from this process: a seat whose player has gone is released.
         self.presence = Presence()
+        self.metrics = metrics.for_game(kind.name)
+        # When this process last renewed the table's lease (taken just before the runtime is
+        # built; renewed by each commit and by the manager's lease loop): the lease age gauge.
+        self.leased_at = time.monotonic()
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
@@ -149,14 +155,16 @@ class TableRuntime:
             fut.set_result(self.rejected[key])
             return fut
         if self.stopped:
+            metrics.refused("table_unavailable")
             fut.set_result(Rejected(cid, "table_unavailable", "This table is not running here.", self.info.id))
             return fut
         if self.sealed and not closing:
+            metrics.refused("table_closing")
             fut.set_result(Rejected(cid, "table_closing", "This table is being closed for good.", self.info.id))
             return fut
         self.inflight[key] = fut
         fut.add_done_callback(lambda _: self.inflight.pop(key, None))
-        item = Item(who, cid, command, fut)
+        item = Item(who, cid, command, fut, arrived=time.monotonic())
         try:
             item.command = self.kind.authorize(command, who, self.info)
         except GameError as exc:
@@ -166,6 +174,7 @@ class TableRuntime:
         return fut
 
     def _reject(self, item: Item, code: str, message: str) -> None:
+        metrics.refused(code)
         msg = Rejected(item.cid, code, message, self.info.id)
         if item.system:
             log.info("table %s: automatic %s refused: %s %s", self.info.id, item.cid, code, message)
@@ -239,6 +248,7 @@ class TableRuntime:
             staged.append((it, events, self.kind.label_rounds(events, before, self.kind.round_id(self.engine))))
         if not staged:
             return
+        started = time.monotonic()
         try:
             if jackpots.config_of(self.engine) is None:
                 frames = await self._commit(staged, conn)
@@ -271,11 +281,20 @@ class TableRuntime:
                 log.exception("table %s: commit failed", self.info.id)
                 self._reject(staged[0][0], "internal_error", "The table could not record that; nothing was changed.")
             return
+        # Committed (and the lease renewed with it). Per batch: two observes; per command: a
+        # counter increment and an observe, children held by self.metrics (no label lookups).
+        now = self.leased_at = time.monotonic()
+        m = self.metrics
+        m.commit.observe(now - started)
+        m.batch.observe(len(staged))
         await self._record_limits([ev for _, events, _ in staged for ev in events])
         channel = channel_of(self.info.id)
         for it, last_seq in frames[1]:
             if it.future is not None and not it.future.done():
                 it.future.set_result(Accepted(it.cid, self.info.id, last_seq))
+                if not it.system:
+                    m.accepted(it.command).inc()
+                    m.ack.observe(now - it.arrived)
         try:
             for frame in frames[0]:
                 self.ctx.channels.publish(frame, channel)

@@ -9,10 +9,11 @@ from server.api.audit import AuditController
 from server.api.auth import AuthController
 from server.api.cashier import CashierController
 from server.api.health import health, ready
+from server.api.metrics import MetricsController
 from server.api.rounds import RoundsController
 from server.api.tables import TablesController
 
 ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
-          RoundsController, health, ready]
+          RoundsController, health, ready, MetricsController]
 
 __all__ = ["ROUTES"]

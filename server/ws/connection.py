@@ -25,7 +25,7 @@ from litestar import WebSocket, websocket
 from litestar.channels import ChannelsPlugin
 
 from games.errors import GameError
-from server import store
+from server import metrics, store
 from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
 from server.edge import check_json
 from server.policy import check_table_role
@@ -97,9 +97,10 @@ class Connection(Outbox):
             token, cid = await presented_token(self.socket, self.resources.settings.max_frame_bytes)
             await self._authenticate(token)
         except GameError as exc:
+            code = CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED
+            metrics.ws_closed(code)
             with contextlib.suppress(Exception):  # (the client may be gone already)
-                await self.socket.close(CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED,
-                                        exc.message[:120])
+                await self.socket.close(code, exc.message[:120])
             return
         if cid:  # the token came in a first "auth" frame: answer it
             self.answer(Accepted(cid))
@@ -172,10 +173,16 @@ class Connection(Outbox):
     def _bad_frame(self, raw: bytes, code: str, message: str) -> None:
         """Answer a frame that could not be read: with its cid when one can be found in it."""
         cid = cid_of(raw)
+        metrics.refused(code)
         if cid:
             self.answer(Rejected(cid, code, message))
         else:
             self.answer(Error(code, message))
+
+    def refuse(self, msg: Rejected) -> None:
+        """A refusal of the socket's own, before any table (the tables count theirs)."""
+        metrics.refused(msg.code)
+        self.answer(msg)
 
     # ---- commands --------------------------------------------------------------------------
     def _dispatch(self, msg: Any) -> None:
@@ -186,8 +193,8 @@ class Connection(Outbox):
             self._spawn(self._reauth(msg))
             return
         if self.expires and datetime.now(UTC) >= self.expires:
-            self.answer(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
-                                   getattr(msg, "table", "")))
+            self.refuse(Rejected(msg.cid, "token_expired", "Your session has expired: send a new token (auth).",
+                                 getattr(msg, "table", "")))
             return
         if isinstance(msg, Subscribe):
             self._spawn(self._subscribe(msg))
@@ -207,7 +214,7 @@ class Connection(Outbox):
                 raise GameError("wrong_user", "A connection keeps its user: connect again to switch.")
             await self._authenticate(msg.token)
         except GameError as exc:
-            self.answer(Rejected(msg.cid, exc.code, exc.message))
+            self.refuse(Rejected(msg.cid, exc.code, exc.message))
             return
         self.answer(Accepted(msg.cid))
 
@@ -220,11 +227,11 @@ class Connection(Outbox):
             check_table_role(self.who.role)
             command = rt.kind.decode_command(msg.command)
         except GameError as exc:
-            self.answer(Rejected(msg.cid, exc.code, exc.message, msg.table))
+            self.refuse(Rejected(msg.cid, exc.code, exc.message, msg.table))
             return
         if self.pending >= MAX_PENDING:
-            self.answer(Rejected(msg.cid, "too_many_pending",
-                                   f"Wait for answers: at most {MAX_PENDING} commands may be pending.", msg.table))
+            self.refuse(Rejected(msg.cid, "too_many_pending",
+                                 f"Wait for answers: at most {MAX_PENDING} commands may be pending.", msg.table))
             return
         fut = rt.submit(self.who, msg.cid, command)
         if fut.done():
@@ -244,7 +251,7 @@ class Connection(Outbox):
             info = self.resources.manager.info(table)
             rt = self.resources.manager.runtime(table)
         except GameError as exc:
-            self.answer(Rejected(msg.cid, exc.code, exc.message, table))
+            self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
         if table in self.subs:
             await self._unsubscribe(table)
@@ -308,7 +315,7 @@ class Connection(Outbox):
 
     async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
         if msg.table not in self.subs:
-            self.answer(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
+            self.refuse(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
             return
         await self._unsubscribe(msg.table)
         self.answer(Accepted(msg.cid, msg.table))
@@ -328,4 +335,9 @@ class Connection(Outbox):
 @websocket("/ws")
 async def ws_endpoint(socket: WebSocket, channels: ChannelsPlugin, resources: Resources) -> None:
     """Players, croupiers and consoles: see /asyncapi.json for the protocol."""
-    await Connection(socket, resources, channels).run()
+    connection = Connection(socket, resources, channels)
+    resources.sockets.add(connection)  # (the metrics: sockets open, send queue depths)
+    try:
+        await connection.run()
+    finally:
+        resources.sockets.discard(connection)

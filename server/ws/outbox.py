@@ -17,6 +17,7 @@ from typing import Any
 
 from litestar import WebSocket
 
+from server import metrics
 from server.config import Settings
 from server.protocol import CLOSE_TOO_SLOW, encoder
 
@@ -100,6 +101,7 @@ class Outbox:
     def close(self, code: int, reason: str) -> None:
         if self.closing is None:
             log.debug("closing the socket of %s: %d %s", self.peer, code, reason)
+            metrics.ws_closed(code)
             self.closing = (code, reason)
             self.closed.set()
 

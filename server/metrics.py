@@ -1,0 +1,163 @@
+"""What an operator watches: this process's Prometheus metrics, scraped at ``GET /metrics``
+(``server.api.metrics``; docs/operations.md#metrics lists them).
+
+Counters and histograms live in prometheus_client's default registry and are recorded
+where things happen: the table runtime (accepted and refused commands, ack latency, commit
+time, batch sizes), the websocket (refusals before a table, server-side closes). They are
+cheap on the hot path: labels are bounded (a game kind, a command type, a refusal or close
+code; never a user or a table), and each runtime holds its game's children, so recording
+is an increment or an observe, no label lookup. What is a state rather than an event
+(sockets open, send and table queue depths, tables owned, lease age) is read from the
+process's objects at scrape time by ``LiveCollector``: nothing on the hot path at all.
+
+Per process: with several processes each is scraped on its own (multi-process
+aggregation comes with ``casino serve --workers``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from prometheus_client import REGISTRY, Counter, Histogram, disable_created_metrics
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from server.resources import Resources
+
+# No `_created` series beside each counter and histogram: timestamps of process start only.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+ACCEPTED = Counter("casino_commands_accepted", "Commands accepted and acknowledged after their commit, "
+                   "by game kind and command type (a player's place_bet is one acked bet)", ["game", "command"])
+REFUSALS = Counter("casino_refusals", "Commands and frames refused, by refusal code: by a table (rules, "
+                   "ledger, table unavailable; its automatic commands included) or by the socket before a "
+                   "table (not subscribed, too many pending, malformed frame, ...)", ["code"])
+ACK_SECONDS = Histogram("casino_ack_latency_seconds", "From a command's arrival at its table to its "
+                        "acknowledgement after the commit (queue wait, engine, commit), by game kind",
+                        ["game"], buckets=(.001, .0025, .005, .01, .02, .05, .1, .2, .5, 1, 2.5, 5))
+COMMIT_SECONDS = Histogram("casino_commit_seconds", "Writing one batch: its rows built, the ledger "
+                           "applied and the PostgreSQL transaction committed, by game kind",
+                           ["game"], buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
+BATCH_COMMANDS = Histogram("casino_batch_commands", "Commands committed in one transaction (group commit, "
+                           "the table's automatic ones included), by game kind",
+                           ["game"], buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
+WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
+                    "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
+for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)
+    WS_CLOSES.labels(_code)
+
+_refusals: dict[str, Any] = {}
+_closes: dict[int, Any] = {}
+
+
+def refused(code: str) -> None:
+    """One refusal (codes are the server's own constants: a bounded label)."""
+    child = _refusals.get(code)
+    if child is None:
+        child = _refusals[code] = REFUSALS.labels(code)
+    child.inc()
+
+
+def ws_closed(code: int) -> None:
+    child = _closes.get(code)
+    if child is None:
+        child = _closes[code] = WS_CLOSES.labels(str(code))
+    child.inc()
+
+
+def _command_type(command: Any) -> str:
+    tag = getattr(type(command), "__struct_config__", None)
+    return str(tag.tag) if tag is not None and tag.tag is not None else type(command).__name__
+
+
+class GameMetrics:
+    """One game kind's children, shared by every runtime of that game in this process."""
+
+    def __init__(self, game: str) -> None:
+        self.game = game
+        self.ack = ACK_SECONDS.labels(game)
+        self.commit = COMMIT_SECONDS.labels(game)
+        self.batch = BATCH_COMMANDS.labels(game)
+        self._accepted: dict[type, Any] = {}
+
+    def accepted(self, command: Any) -> Any:
+        """The accepted-commands counter of ``command``'s type (looked up by type: no allocation)."""
+        child = self._accepted.get(type(command))
+        if child is None:
+            child = self._accepted[type(command)] = ACCEPTED.labels(self.game, _command_type(command))
+        return child
+
+
+_games: dict[str, GameMetrics] = {}
+
+
+def for_game(game: str) -> GameMetrics:
+    m = _games.get(game)
+    if m is None:
+        m = _games[game] = GameMetrics(game)
+    return m
+
+
+class LiveCollector(Collector):
+    """Gauges read from the process's objects at each scrape: sockets and their send queues,
+    the tables owned (by game kind), their command queues and the age of their leases."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+
+    def describe(self) -> Iterable[GaugeMetricFamily]:
+        return self._families()
+
+    def _families(self) -> list[GaugeMetricFamily]:
+        g = GaugeMetricFamily
+        return [
+            g("casino_ws_sockets_open", "Websockets open on this process"),
+            g("casino_ws_send_queue_frames", "Frames waiting in the send queues of this process's sockets, "
+              "all sockets together"),
+            g("casino_ws_send_queue_frames_max", "Frames waiting in the longest send queue of one socket"),
+            g("casino_tables_owned", "Tables this process owns (holds the lease of and runs), by game kind",
+              labels=["game"]),
+            g("casino_table_queue_commands", "Commands waiting for their table's next batch, all tables together"),
+            g("casino_table_queue_commands_max", "Commands waiting at the busiest table"),
+            g("casino_lease_age_seconds", "Seconds since the oldest lease this process holds was last renewed "
+              "(another process may take a table whose lease is older than casino_lease_seconds)"),
+            g("casino_lease_seconds", "The lease period (CASINO_LEASE_SECONDS)"),
+        ]
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        sockets, send_q, send_max, owned, table_q, table_max, lease, period = self._families()
+        r = self.resources
+        depths = [s.out.qsize() for s in list(r.sockets)]
+        sockets.add_metric([], len(depths))
+        send_q.add_metric([], sum(depths))
+        send_max.add_metric([], max(depths, default=0))
+        manager = getattr(r, "manager", None)
+        runtimes = [rt for rt in (manager.runtimes.values() if manager is not None else ()) if not rt.stopped]
+        from server.kinds import KINDS  # (here: the kinds import the runtime, which imports this)
+
+        games = dict.fromkeys(KINDS, 0)  # every game kind of the build, 0 where none is owned
+        for rt in runtimes:
+            games[rt.kind.name] = games.get(rt.kind.name, 0) + 1
+        for game, n in sorted(games.items()):
+            owned.add_metric([game], n)
+        queued = [rt.queue.qsize() for rt in runtimes]
+        table_q.add_metric([], sum(queued))
+        table_max.add_metric([], max(queued, default=0))
+        now = time.monotonic()
+        lease.add_metric([], max((now - rt.leased_at for rt in runtimes), default=0.0))
+        period.add_metric([], r.settings.lease_seconds)
+        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period)
+
+
+def watch(resources: Resources) -> LiveCollector:
+    """Register the process's live gauges (the lifespan's; ``unwatch`` at its end)."""
+    collector = LiveCollector(resources)
+    REGISTRY.register(collector)
+    return collector
+
+
+def unwatch(collector: LiveCollector) -> None:
+    REGISTRY.unregister(collector)
