@@ -19,12 +19,13 @@ command may be sent at all, in this order, and refuses it with a stable code oth
    burns misdrawn cards, a table without the Blazing 7s jackpot);
 3. ``ALLOWED``: the phases that allow it.
 
+(Before them, a chef's ``close_table`` needs the director's recorded authorisation.)
 Only then does the command's handler (``blackjack.round``) check what depends on the
 command's content and the round (the box, the turn, the amounts) and change the state;
 nothing is changed before every check has passed. Within a phase the automatic steps
 (dealing from an RNG shoe, the dealer's play, settlement) run in ``round.steps`` until
-someone must act again. ``legal_commands`` reads the same tables to tell each actor what
-he may send now.
+someone must act again. ``legal_commands`` reads the same tables, and asks the handlers'
+own checks, to tell each actor what he may send now.
 """
 
 from __future__ import annotations
@@ -198,15 +199,18 @@ def _phase_refusal(phase: Phase, cmd_type: type[C.Command]) -> GameError | None:
     return GameError(allowed.code, allowed.message)
 
 
-def refusal(s: TableState, cmd_type: type[C.Command], actor: Actor) -> GameError | None:
-    """Why ``actor`` may not send a command of this type now, or None (checks 1 to 3)."""
+def refusal(s: TableState, cmd_type: type[C.Command], actor: Actor, authorised_by: str = "") -> GameError | None:
+    """Why ``actor`` may not send a command of this type now, or None (checks 1 to 3; first,
+    a chef's ``CloseTable`` needs the director's recorded authorisation: ``authorised_by``,
+    which only the server fills in)."""
+    if cmd_type is C.CloseTable and actor.role == "chef" and not authorised_by:
+        return GameError("missing_authorisation", "A chef closes a table only with the director's authorisation.")
     return _who_refusal(cmd_type, actor.role) or _house_rule(s, cmd_type) or _phase_refusal(s.phase, cmd_type)
 
 
 def refuse(s: TableState, command: C.Command, actor: Actor) -> None:
     """Raise the ``GameError`` that refuses ``command`` from ``actor`` now, if any."""
-    if isinstance(command, C.CloseTable) and actor.role == "chef" and not command.authorised_by:
-        raise GameError("missing_authorisation", "A chef closes a table only with the director's authorisation.")
-    error = refusal(s, type(command), actor)
+    authorised_by = command.authorised_by if isinstance(command, C.CloseTable) else ""
+    error = refusal(s, type(command), actor, authorised_by)
     if error is not None:
         raise error

@@ -8,7 +8,7 @@ from blackjack import events as E
 from blackjack import jackpot as J
 from blackjack.phases import ROUND_PHASES, Phase
 from blackjack.profiles import BOXES, Profile
-from blackjack.round.common import Out, bet_id, holder_bet, owner, return_bets
+from blackjack.round.common import Out, bet_id, check, holder_bet, owner, return_bets
 from blackjack.round.sidebets import side_bets_to_boxes
 from blackjack.round.steps import run
 from blackjack.state import DEALER, HOLE, Bet, Box, CardTarget, Hand, TableState, Wager
@@ -38,34 +38,45 @@ def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
 # -- seats ----------------------------------------------------------------------------------
 
 
-def sit(s: TableState, cmd: C.Sit, actor: Actor, out: Out) -> None:
-    if not 1 <= cmd.box <= BOXES:
-        raise GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
-    if s.seats[cmd.box]:
-        raise GameError("seat_taken", f"Box {cmd.box} is taken.")
+def sit_refusal(s: TableState, actor: Actor, box: int) -> GameError | None:
+    if not 1 <= box <= BOXES:
+        return GameError("no_such_box", f"Boxes are numbered 1 to {BOXES}.")
+    if s.seats[box]:
+        return GameError("seat_taken", f"Box {box} is taken.")
     if actor.id in s.seats:
-        raise GameError("already_seated", "You already have a seat.")
-    if any(b.box == cmd.box and b.player != actor.id for b in s.bets):
+        return GameError("already_seated", "You already have a seat.")
+    if any(b.box == box and b.player != actor.id for b in s.bets):
         # Sitting now would take the box from under the bets already on it.
-        raise GameError("box_in_play", f"Others have bet on box {cmd.box} this round: sit after the round.")
+        return GameError("box_in_play", f"Others have bet on box {box} this round: sit after the round.")
+    return None
+
+
+def sit(s: TableState, cmd: C.Sit, actor: Actor, out: Out) -> None:
+    check(sit_refusal(s, actor, cmd.box))
     s.seats[cmd.box] = actor.id
     out.append(E.SeatTaken(player=actor.id, box=cmd.box))
 
 
+def leave_refusal(s: TableState, actor: Actor) -> GameError | None:
+    return None if actor.id in s.seats else GameError("not_seated", "You have no seat.")
+
+
 def leave(s: TableState, cmd: C.Leave, actor: Actor, out: Out) -> None:
-    if actor.id not in s.seats:
-        raise GameError("not_seated", "You have no seat.")
+    check(leave_refusal(s, actor))
     b = s.seats.index(actor.id)
     s.seats[b] = ""
     out.append(E.SeatLeft(player=actor.id, box=b))
 
 
+def release_refusal(s: TableState, box: int) -> GameError | None:
+    return None if s.seats[box] else GameError("seat_empty", f"Nobody sits at box {box}.")
+
+
 def release_seat(s: TableState, cmd: C.ReleaseSeat, actor: Actor, out: Out) -> None:
     """Free a seat between rounds (a disconnected player, after the house's time-out);
     while betting is open the player's bets and side bets go back to him."""
+    check(release_refusal(s, cmd.box))
     player = s.seats[cmd.box]
-    if not player:
-        raise GameError("seat_empty", f"Nobody sits at box {cmd.box}.")
     return_bets(s, out, lambda b: b.player == player, "seat released")
     s.seats[cmd.box] = ""
     out.append(E.SeatReleased(player=player, box=cmd.box, reason=cmd.reason))
@@ -156,12 +167,15 @@ def withdraw_bet(s: TableState, cmd: C.WithdrawBet, actor: Actor, out: Out) -> N
     raise GameError("no_bet", f"You have no bet on box {cmd.box}.")
 
 
+def close_bets_refusal(s: TableState) -> GameError | None:
+    return None if s.bets else GameError("no_bets", "Nobody has bet.")
+
+
 def close_bets(s: TableState, cmd: C.CloseBets, actor: Actor, out: Out) -> None:
     """"Rien ne va plus": each box bet on goes to its holder, the others' bets ride behind,
     and the deal begins."""
     p = s.profile
-    if not s.bets:
-        raise GameError("no_bets", "Nobody has bet.")
+    check(close_bets_refusal(s))
     by_box: dict[int, list[Bet]] = {}
     for b in s.bets:
         by_box.setdefault(b.box, []).append(b)

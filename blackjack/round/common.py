@@ -17,25 +17,40 @@ from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 Out = list[E.Event]
 
 
-def owner(s: TableState, player: str, actor: Actor) -> str:
-    """Whose chips or decision a command moves (``player``: whom it names, "" nobody). A
-    player acts only for himself; staff only for a floor player they name, and only on a
-    live table (no staff command can reach an online player's wallet)."""
+def check(error: GameError | None) -> None:
+    """Raise ``error``, if there is one. A handler's preconditions are ``*_refusal``
+    functions, which ``blackjack.legal`` asks too: what it lists is what the handlers take."""
+    if error is not None:
+        raise error
+
+
+def owner_refusal(s: TableState, player: str, actor: Actor) -> GameError | None:
+    """Why ``actor`` may not move the chips or take the decisions of ``player`` (whom a
+    command names, "" nobody), or None. A player acts only for himself; staff only for a
+    floor player they name, and only on a live table (no staff command can reach an online
+    player's wallet)."""
     if actor.role == "player":
         if player not in ("", actor.id):
-            raise GameError("players_only", "A player acts only for himself.")
-        return actor.id
+            return GameError("players_only", "A player acts only for himself.")
+        return None
     if actor.is_staff and s.live and player:
         if not is_floor(player):
-            raise GameError(
+            return GameError(
                 "floor_only",
                 f"Staff act only for floor players (floor:<label>); {player} acts for himself.",
             )
-        return player
-    raise GameError(
+        return None
+    return GameError(
         "players_only",
         "Only a player acts for his own chips; staff act for a floor player, named, on a live table.",
     )
+
+
+def owner(s: TableState, player: str, actor: Actor) -> str:
+    """Whose chips or decision a command moves (``player``: whom it names, "" nobody);
+    refused as ``owner_refusal`` says."""
+    check(owner_refusal(s, player, actor))
+    return actor.id if actor.role == "player" else player
 
 
 def box_index(s: TableState, number: int) -> int:

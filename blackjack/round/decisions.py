@@ -3,13 +3,14 @@ on a hand), and the choices of the players behind a box when its holder doubles 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.hands import VALUE, hand_value
 from blackjack.profiles import Profile
-from blackjack.round.common import Out, box_index, owner, place, place_free, stake_on
+from blackjack.round.common import Out, box_index, check, owner, owner_refusal, place, place_free, stake_on
 from blackjack.round.steps import run
 from blackjack.state import Box, CardTarget, Hand, TableState
 from blackjack.wager_kinds import WagerKind
@@ -56,32 +57,59 @@ def can_split(p: Profile, box: Box, hand: Hand) -> bool:
 # -- the box holder's decisions -------------------------------------------------------------
 
 
-def _decision(s: TableState, cmd: C.Hit | C.Stand | C.Double | C.Split, actor: Actor) -> tuple[Box, Hand]:
-    """Checks common to hit/stand/double/split (the phase is checked already): a decision
-    is awaited, it is this hand's turn, and the actor decides for it."""
+Decision = C.Hit | C.Stand | C.Double | C.Split
+# What the house allows the hand whose turn it is (standing: always).
+_HAND_RULES: dict[type[Decision], Callable[[Profile, Box, Hand], GameError | None]] = {
+    C.Hit: lambda p, box, hand: (
+        GameError("split_aces_one_card", "Split aces take one card each.") if hand.split_aces else None),
+    C.Double: lambda p, box, hand: (
+        None if can_double(p, hand) else
+        GameError("double_not_allowed", "This house does not allow doubling on this hand.")),
+    C.Split: lambda p, box, hand: (
+        None if can_split(p, box, hand) else
+        GameError("split_not_allowed", "This house does not allow splitting this hand.")),
+}
+
+
+def decision_refusal(s: TableState) -> GameError | None:
+    """Why no decision is awaited now (the phase is checked already), or None."""
     if s.deal_queue or s.behind:
-        raise GameError("not_decision_time", "No decision is being asked for now.")
+        return GameError("not_decision_time", "No decision is being asked for now.")
+    return None
+
+
+def turn_refusal(s: TableState, cmd_type: type[Decision], actor: Actor, box: Box, hand: int) -> GameError | None:
+    """Why ``actor`` may not take a decision of ``cmd_type`` on ``hand`` of ``box``, the
+    hand whose turn it is, or None: he decides for the box's holder, and the house allows
+    it on this hand."""
+    if actor.role == "player":
+        if actor.id != box.holder:
+            return GameError("not_your_box", f"Only box {box.number}'s holder decides for it.")
+    elif actor.role == "system":
+        if cmd_type is not C.Stand:
+            return GameError("system_may_only_stand", "A time-out can only stand.")
+    elif not s.live:
+        return GameError("not_for_staff", "Staff enter decisions only on live tables.")
+    elif not is_floor(box.holder):
+        return GameError("floor_only", f"Box {box.number}'s holder {box.holder} decides for himself.")
+    rule = _HAND_RULES.get(cmd_type)
+    return None if rule is None else rule(s.profile, box, box.hands[hand])
+
+
+def _decision(s: TableState, cmd: Decision, actor: Actor) -> tuple[Box, Hand]:
+    """Checks common to hit/stand/double/split (the phase is checked already): a decision
+    is awaited, it is this hand's turn, the actor decides for it and the house allows it."""
+    check(decision_refusal(s))
     bi = box_index(s, cmd.box)
     box = s.boxes[bi]
     if bi != s.turn_box or cmd.hand != s.turn_hand:
         raise GameError("not_your_turn", f"It is box {s.boxes[s.turn_box].number}'s turn, hand {s.turn_hand}.")
-    if actor.role == "player":
-        if actor.id != box.holder:
-            raise GameError("not_your_box", f"Only box {box.number}'s holder decides for it.")
-    elif actor.role == "system":
-        if not isinstance(cmd, C.Stand):
-            raise GameError("system_may_only_stand", "A time-out can only stand.")
-    elif not s.live:
-        raise GameError("not_for_staff", "Staff enter decisions only on live tables.")
-    elif not is_floor(box.holder):
-        raise GameError("floor_only", f"Box {box.number}'s holder {box.holder} decides for himself.")
+    check(turn_refusal(s, type(cmd), actor, box, cmd.hand))
     return box, box.hands[cmd.hand]
 
 
 def hit(s: TableState, cmd: C.Hit, actor: Actor, out: Out) -> None:
     box, hand = _decision(s, cmd, actor)
-    if hand.split_aces:
-        raise GameError("split_aces_one_card", "Split aces take one card each.")
     out.append(E.Acted(box=box.number, hand=cmd.hand, action="hit", by=actor.id))
     s.deal_queue.append(CardTarget(box.number, cmd.hand))
     run(s, out)
@@ -98,8 +126,6 @@ def stand(s: TableState, cmd: C.Stand, actor: Actor, out: Out) -> None:
 def double(s: TableState, cmd: C.Double, actor: Actor, out: Out) -> None:
     box, hand = _decision(s, cmd, actor)
     p = s.profile
-    if not can_double(p, hand):
-        raise GameError("double_not_allowed", "This house does not allow doubling on this hand.")
     stake = stake_on(box, box.holder, cmd.hand)
     free = free_double(p, hand)
     hand.doubled = True
@@ -114,8 +140,6 @@ def double(s: TableState, cmd: C.Double, actor: Actor, out: Out) -> None:
 def split(s: TableState, cmd: C.Split, actor: Actor, out: Out) -> None:
     box, hand = _decision(s, cmd, actor)
     p = s.profile
-    if not can_split(p, box, hand):
-        raise GameError("split_not_allowed", "This house does not allow splitting this hand.")
     stake = stake_on(box, box.holder, cmd.hand)
     free = free_split(p, box, hand)
     aces = VALUE[hand.cards[0]] == 1
@@ -157,20 +181,33 @@ def _behind_done(s: TableState, out: Out, action: Literal["double", "split"]) ->
     run(s, out)
 
 
+def behind_refusal(s: TableState, action: Literal["double", "split"]) -> GameError | None:
+    """Why no ``action`` waits for the players behind, or None."""
+    if s.behind_action != action or not s.behind:
+        return GameError("no_behind_choice", f"No {action} is waiting for the players behind.")
+    return None
+
+
+def behind_player_refusal(s: TableState, actor: Actor, player: str) -> GameError | None:
+    """Why ``actor`` may not answer the choice for ``player`` (whom the command names) behind
+    the box, or None. A time-out answers for them all."""
+    if actor.role == "system":
+        return None
+    error = owner_refusal(s, player, actor)
+    if error is None and owner(s, player, actor) not in s.behind:
+        return GameError("not_behind", "You have no bet behind waiting for this choice.")
+    return error
+
+
 def _behind_check(s: TableState, cmd: C.BehindDouble | C.BehindSplit, actor: Actor,
                   action: Literal["double", "split"]) -> tuple[Box, str]:
     """The box a double or split waits on, and who answers ("" = a time-out for all)."""
-    if s.behind_action != action or not s.behind:
-        raise GameError("no_behind_choice", f"No {action} is waiting for the players behind.")
+    check(behind_refusal(s, action))
     box = s.boxes[s.turn_box]
     if cmd.box != box.number:
         raise GameError("not_your_turn", f"The choice is about box {box.number}.")
-    if actor.role == "system":
-        return box, ""
-    who = owner(s, cmd.player, actor)
-    if who not in s.behind:
-        raise GameError("not_behind", "You have no bet behind waiting for this choice.")
-    return box, who
+    check(behind_player_refusal(s, actor, cmd.player))
+    return box, "" if actor.role == "system" else owner(s, cmd.player, actor)
 
 
 def behind_double(s: TableState, cmd: C.BehindDouble, actor: Actor, out: Out) -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.hands import VALUE
 from blackjack.phases import Phase
-from blackjack.round.common import Out, box_numbered, owner, place, settled, stake_on
-from blackjack.round.steps import run
+from blackjack.round.common import Out, box_numbered, check, owner, place, settled, stake_on
+from blackjack.round.steps import even_money_refusal, insurance_refusal, run
 from blackjack.settlement import settle_even_money
 from blackjack.state import Box, Offer, TableState
 from blackjack.wager_kinds import WagerKind
@@ -29,10 +28,7 @@ def insure(s: TableState, cmd: C.Insure, actor: Actor, out: Out) -> None:
         raise GameError("already_insured", "You have already insured this box.")
     if offer not in s.offers:
         raise GameError("no_offer", "You have no insurance offer on this box.")
-    if VALUE[s.dealer[0]] != 1:
-        raise GameError("no_insurance", "Insurance is offered only against an ace.")
-    if box.hands[0].blackjack and not s.profile.blackjack_insurable:
-        raise GameError("blackjack_not_insurable", "At this house a blackjack takes even money, not insurance.")
+    check(insurance_refusal(s, box))
     stake = stake_on(box, offer.player, 0)
     half = (stake.amount - stake.excess) // 2
     if not 0 < cmd.amount <= half:
@@ -43,10 +39,9 @@ def insure(s: TableState, cmd: C.Insure, actor: Actor, out: Out) -> None:
 
 def even_money(s: TableState, cmd: C.EvenMoney, actor: Actor, out: Out) -> None:
     offer, box = _offer(s, cmd, actor)
-    if offer not in s.offers or not box.hands[0].blackjack:
+    if offer not in s.offers:  # (refused as a box without a blackjack is)
         raise GameError("no_even_money", "Even money is offered only on a blackjack.")
-    if VALUE[s.dealer[0]] not in s.profile.even_money_against:
-        raise GameError("no_even_money", "This house offers no even money against that card.")
+    check(even_money_refusal(s, box))
     stake = stake_on(box, offer.player, 0)
     settled(out, stake, settle_even_money(stake))
     answered(s, out, offer)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack.phases import Phase
-from blackjack.round.common import Out
+from blackjack.round.common import Out, check
 from blackjack.round.deal import cards_on_table, cut_card_out, draw, give
 from blackjack.round.dealer import end_shoe, open_round
 from blackjack.round.steps import run
@@ -18,12 +18,20 @@ from games.players import is_floor
 from games.shoe import check_order, commitment, cut, cut_bounds, fresh_counts
 
 
-def shuffle(s: TableState, cmd: C.Shuffle, actor: Actor, out: Out) -> None:
+def shuffle_refusal(s: TableState, order: list[int]) -> GameError | None:
+    """Why a shuffle in ``order`` is refused before the order itself is checked, or None:
+    a live table's shoe is shuffled by hand, and only a new one."""
     if s.live:
-        if cmd.order:
-            raise GameError("live_table", "A live table's shoe is shuffled by hand: send no order.")
+        if order:
+            return GameError("live_table", "A live table's shoe is shuffled by hand: send no order.")
         if s.phase == Phase.RESHUFFLE:
-            raise GameError("live_table", "A live table voids or goes on by hand when the shoe runs short.")
+            return GameError("live_table", "A live table voids or goes on by hand when the shoe runs short.")
+    return None
+
+
+def shuffle(s: TableState, cmd: C.Shuffle, actor: Actor, out: Out) -> None:
+    check(shuffle_refusal(s, cmd.order))
+    if s.live:
         s.left = fresh_counts(s.profile)
         s.phase = Phase.CUT
         out.append(E.ShoeShuffled(cards=s.profile.cards, commitment=""))
@@ -50,24 +58,41 @@ def shuffle(s: TableState, cmd: C.Shuffle, actor: Actor, out: Out) -> None:
     run(s, out)
 
 
-def _cut_for(s: TableState, actor: Actor) -> str:
-    """Whose cut or pass this is: the entitled player's (his own command, his time-out, or
-    the croupier's for a floor player at a live table)."""
+def entitled_refusal(s: TableState, actor: Actor) -> GameError | None:
+    """Why ``actor`` may not cut or pass the cut as the entitled player, or None: it is
+    his own command, his time-out, or the croupier's for a floor player at a live table."""
     entitled = s.cut_entitled
     if not entitled:
-        raise GameError("not_entitled_to_cut", "Nobody is offered the cut: the house cuts.")
+        return GameError("not_entitled_to_cut", "Nobody is offered the cut: the house cuts.")
     if actor.role == "player":
         if actor.id != entitled:
-            raise GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
+            return GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
     elif actor.role != "system" and not (s.live and is_floor(entitled)):
-        raise GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
-    return entitled
+        return GameError("not_entitled_to_cut", f"The cut is offered to {entitled}.")
+    return None
+
+
+def cut_refusal(s: TableState, actor: Actor, at: int | None) -> GameError | None:
+    """Why ``actor`` may not cut at ``at`` (None: at the point the server drew), whatever
+    its bounds, or None. The entitled player cuts or passes; with nobody entitled the
+    house cuts; a time-out only passes, and so cuts only where nobody is left to pass to."""
+    if actor.role == "system" and at is not None:
+        return GameError("system_may_only_pass", "A time-out can only pass the cut.")
+    if not s.cut_entitled:
+        if actor.role == "player":
+            return GameError("not_entitled_to_cut", "The cut is offered to the management.")
+        return None
+    error = entitled_refusal(s, actor)
+    if error is None and at is None and s.cut_chain:
+        return GameError("pass_cut_first", f"Declined, the cut goes to {s.cut_chain[0]} first: send pass_cut.")
+    return error
 
 
 def pass_cut(s: TableState, cmd: C.PassCut, actor: Actor, out: Out) -> None:
     """The entitled player declines the cut: to the next box holder on his left where the
     cut passes left (Campione Art. 30), else (and after the last) to the house."""
-    player = _cut_for(s, actor)
+    check(entitled_refusal(s, actor))
+    player = s.cut_entitled
     nxt = s.cut_chain[0] if s.cut_chain else ""
     s.cut_chain = s.cut_chain[1:]
     s.cut_entitled = nxt
@@ -76,15 +101,8 @@ def pass_cut(s: TableState, cmd: C.PassCut, actor: Actor, out: Out) -> None:
 
 def cut_shoe(s: TableState, cmd: C.Cut, actor: Actor, out: Out) -> None:
     p = s.profile
-    if actor.role == "system" and cmd.at is not None:
-        raise GameError("system_may_only_pass", "A time-out can only pass the cut.")
-    player = ""  # the entitled player who cuts or passes; "" = the house cuts
-    if s.cut_entitled:
-        player = _cut_for(s, actor)
-        if cmd.at is None and s.cut_chain:
-            raise GameError("pass_cut_first", f"Declined, the cut goes to {s.cut_chain[0]} first: send pass_cut.")
-    elif actor.role == "player":
-        raise GameError("not_entitled_to_cut", "The cut is offered to the management.")
+    check(cut_refusal(s, actor, cmd.at))
+    player = s.cut_entitled  # the entitled player who cuts or passes; "" = the house cuts
     lo, hi = cut_bounds(p, p.cards)
     at = cmd.at if cmd.at is not None else cmd.random_at
     if at is None:
@@ -117,16 +135,22 @@ def reshuffle(s: TableState, cmd: C.Reshuffle, actor: Actor, out: Out) -> None:
         s.reshuffle_after = True
 
 
+def cut_card_refusal(s: TableState) -> GameError | None:
+    return GameError("cut_card_already_out", "The cut card is already out.") if s.last_round else None
+
+
 def report_cut_card(s: TableState, cmd: C.CutCardOut, actor: Actor, out: Out) -> None:
-    if s.last_round:
-        raise GameError("cut_card_already_out", "The cut card is already out.")
+    check(cut_card_refusal(s))
     cut_card_out(s, out)
+
+
+def card_refusal(s: TableState) -> GameError | None:
+    return None if s.deal_queue else GameError("no_card_expected", "No card is due now.")
 
 
 def card(s: TableState, cmd: C.Card, actor: Actor, out: Out) -> None:
     """A live table's card, seen going to where the next card is due."""
-    if not s.deal_queue:
-        raise GameError("no_card_expected", "No card is due now.")
+    check(card_refusal(s))
     target = s.deal_queue[0]
     if not target.box:
         who = "the dealer"
@@ -154,12 +178,22 @@ def _check_live_card(s: TableState, card: int) -> None:
         raise GameError("card_not_in_shoe", "That card is not left in the shoe.")
 
 
+def card_left(s: TableState) -> bool:
+    """Is a card left to burn or to turn? (A live shoe's: the croupier says which.)"""
+    return s.live or s.pos < len(s.order)
+
+
+def burn_refusal(s: TableState) -> GameError | None:
+    if s.profile.misdrawn_card == "offer" and s.phase != Phase.PLAY:
+        # Campione Art. 17: during the deal and the dealer's play a turned card stays valid.
+        return GameError("burn_not_allowed_now", "Only a card turned during the players' drawing is burned.")
+    return None
+
+
 def burn(s: TableState, cmd: C.BurnCard, actor: Actor, out: Out) -> None:
     """A card turned in the shoe during the drawing is eliminated (Campione Art. 17,
     Titano Art. 17)."""
-    if s.profile.misdrawn_card == "offer" and s.phase != Phase.PLAY:
-        # Campione Art. 17: during the deal and the dealer's play a turned card stays valid.
-        raise GameError("burn_not_allowed_now", "Only a card turned during the players' drawing is burned.")
+    check(burn_refusal(s))
     if s.live:
         if cmd.card is None:
             raise GameError("card_missing", "Say which card was burned.")
@@ -172,16 +206,19 @@ def burn(s: TableState, cmd: C.BurnCard, actor: Actor, out: Out) -> None:
     else:
         if cmd.card is not None:
             raise GameError("not_live", "On an RNG table the next card of the shoe is burned.")
-        if s.pos >= len(s.order):
+        if not card_left(s):
             raise GameError("shoe_empty", "No card is left to burn.")
         card = draw(s, out)
     out.append(E.CardBurned(by=actor.id, card=card))
 
 
+def expose_refusal(s: TableState) -> GameError | None:
+    return GameError("card_already_exposed", "A card is already lying face up.") if s.exposed >= 0 else None
+
+
 def expose(s: TableState, cmd: C.ExposeCard, actor: Actor, out: Out) -> None:
     """A card drawn by mistake (Campione Art. 24) lies face up for the next who asks."""
-    if s.exposed >= 0:
-        raise GameError("card_already_exposed", "A card is already lying face up.")
+    check(expose_refusal(s))
     if s.live:
         if cmd.card is None:
             raise GameError("card_missing", "Say which card was drawn.")
@@ -191,7 +228,7 @@ def expose(s: TableState, cmd: C.ExposeCard, actor: Actor, out: Out) -> None:
     else:
         if cmd.card is not None:
             raise GameError("not_live", "On an RNG table the next card of the shoe is the one drawn.")
-        if s.pos >= len(s.order):
+        if not card_left(s):
             raise GameError("shoe_empty", "No card is left.")
         if s.pos == s.cut_index:
             cut_card_out(s, out)

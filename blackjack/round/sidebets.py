@@ -4,6 +4,8 @@ reporting to the jackpot pool. (Pay tables and classification: ``blackjack.sideb
 
 from __future__ import annotations
 
+from typing import get_args
+
 from blackjack import commands as C
 from blackjack import jackpot as J
 from blackjack.profiles import Profile
@@ -25,6 +27,11 @@ def _pay_table(p: Profile, kind: WagerKind) -> PerfectPairs | TwentyOnePlusThree
     if kind == WagerKind.PUSH_22:
         return p.push_22
     return p.blazing_7s
+
+
+def offers_side_bets(p: Profile) -> bool:
+    """Does the table offer any side bet?"""
+    return any(_pay_table(p, WagerKind(kind)) is not None for kind in get_args(C.SideBetKind))
 
 
 def place_side_bet(s: TableState, cmd: C.PlaceSideBet, actor: Actor, out: Out) -> None:

@@ -13,8 +13,9 @@ from blackjack.round.deal import draw, give
 from blackjack.round.dealer import dealer_step, settle_hand, short_shoe
 from blackjack.round.sidebets import settle_blazing
 from blackjack.settlement import AFTER_DEAL
-from blackjack.state import CardTarget, Offer, TableState
+from blackjack.state import Box, CardTarget, Offer, TableState
 from blackjack.wager_kinds import WagerKind
+from games.errors import GameError
 
 
 def run(s: TableState, out: Out) -> None:
@@ -45,7 +46,6 @@ def run(s: TableState, out: Out) -> None:
 def after_deal(s: TableState, out: Out) -> bool:
     """Blackjacks, the side bets settled on the first cards, and the offers; False if the
     table now waits for the offers to be answered."""
-    p = s.profile
     up = VALUE[s.dealer[0]]
     for box in s.boxes:
         h = box.hands[0]
@@ -65,15 +65,15 @@ def after_deal(s: TableState, out: Out) -> bool:
                 settle_hand(s, out, box, 0, 21, True, 0, False)
     offers: list[Offer] = []
     em_boxes: list[int] = []
-    em = up in p.even_money_against
     for box in s.boxes:
-        bj = box.hands[0].blackjack
-        if bj and em:
+        even_money = even_money_refusal(s, box) is None
+        if even_money:
             em_boxes.append(box.number)
+        offered = even_money or insurance_refusal(s, box) is None
         for w in box.wagers:
             if w.settled or w.kind not in (WagerKind.BOX, WagerKind.BEHIND):
                 continue  # a box voided during the deal (Art. 19) gets no offer
-            if (bj and em) or (up == 1 and (not bj or p.blackjack_insurable)):
+            if offered:
                 offers.append(Offer(w.player, box.number))
     s.phase = Phase.PLAY
     if offers:
@@ -82,6 +82,25 @@ def after_deal(s: TableState, out: Out) -> bool:
         out.append(E.OffersOpened(insurance=up == 1, even_money=em_boxes, waiting=[o.label() for o in offers]))
         return False
     return True
+
+
+# What a box is offered after the deal is what it may then take (``round.offers``).
+
+
+def insurance_refusal(s: TableState, box: Box) -> GameError | None:
+    if VALUE[s.dealer[0]] != 1:
+        return GameError("no_insurance", "Insurance is offered only against an ace.")
+    if box.hands[0].blackjack and not s.profile.blackjack_insurable:
+        return GameError("blackjack_not_insurable", "At this house a blackjack takes even money, not insurance.")
+    return None
+
+
+def even_money_refusal(s: TableState, box: Box) -> GameError | None:
+    if not box.hands[0].blackjack:
+        return GameError("no_even_money", "Even money is offered only on a blackjack.")
+    if VALUE[s.dealer[0]] not in s.profile.even_money_against:
+        return GameError("no_even_money", "This house offers no even money against that card.")
+    return None
 
 
 def advance(s: TableState, out: Out) -> bool:

@@ -9,14 +9,14 @@ member of staff who asked (``close_command``, ``limits_command``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
 from blackjack import commands as C
 from blackjack import events as E
 from blackjack import jackpot_pool as pool
-from blackjack.phases import ROUND_PHASES, Phase
+from blackjack.phases import ROUND_PHASES, WHO, Phase
 from blackjack.profiles import BUILTIN
 from blackjack.profiles import profile as load_profile
 from blackjack.round.deal import cards_on_table
@@ -31,18 +31,19 @@ from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 from server.kinds.shoe_secret import ShoeRevealed, ShoeSecret, new_shoe, random_cut, revealed
 from server.store.limits import TableLimits
 
-# The console's commands. A player may send any other, for himself only (the engine checks
-# the seat, the box and the turn against his actor); staff send those only for floor players
-# at live tables (the engine refuses anything else).
-STAFF_COMMANDS = (C.Shuffle, C.Reshuffle, C.CutCardOut, C.CloseBets, C.SetLimits, C.Card, C.CloseOffers,
-                  C.VoidRound, C.BurnCard, C.ExposeCard, C.JackpotMeters, C.ReleaseSeat, C.CloseTable)
-# On an RNG table the server deals and only players play; no card is misdealt, misdrawn or
-# turned in a shoe nobody touches (so nothing for the console to void, burn or expose after
-# seeing the cards). The console may still shuffle, cut for the house, close bets and
-# offers, change limits and close.
-RNG_ONLY_SERVER = (C.Card, C.CutCardOut, C.Sit, C.Leave, C.PlaceBet, C.WithdrawBet, C.PlaceSideBet,
-                   C.WithdrawSideBet, C.Insure, C.EvenMoney, C.DeclineOffer, C.Hit, C.Stand, C.Double,
-                   C.Split, C.BehindDouble, C.BehindSplit, C.PassCut, C.VoidRound, C.BurnCard, C.ExposeCard)
+# The console's commands: those the engine's phase table gives no player (``phases.WHO``).
+# A player may send any other, for himself only (the engine checks the seat, the box and the
+# turn against his actor); staff send those only for floor players at live tables (the
+# engine refuses anything else).
+STAFF_COMMANDS = tuple(cls for cls, who in WHO.items() if "player" not in who.roles)
+_PLAYER_COMMANDS = tuple(cls for cls in get_args(C.Command) if cls not in STAFF_COMMANDS)
+# On an RNG table the server deals and only players play: the console sends none of the
+# players' commands (no floor player comes to an RNG table) but the house's cut; and no card
+# is misdealt, misdrawn or turned in a shoe nobody touches (so nothing for the console to
+# enter, void, burn or expose after seeing the cards). The console may still shuffle, cut for
+# the house, close bets and offers, change limits and close.
+RNG_ONLY_SERVER = (*(cls for cls in _PLAYER_COMMANDS if cls is not C.Cut),
+                   C.Card, C.CutCardOut, C.VoidRound, C.BurnCard, C.ExposeCard)
 # The server's own: the pool's meters, and freeing the seat of a player gone for the house's
 # time (no console may cancel a connected player's bets by freeing his seat).
 SERVER_ONLY = (C.JackpotMeters, C.ReleaseSeat)
