@@ -133,8 +133,8 @@ def _pair_code(debit: str, credit: str) -> str | None:
 def _refusal(ops: list[Op], r: asyncpg.Record) -> LedgerError:
     op: Op = ops[r["idx"] - 1]
     code: str = r["err"]
-    if code == "unknown_account":
-        return unknown_account(op.id, r["credit"])
+    if code == "unknown_account":  # the missing account comes in the debit column
+        return unknown_account(op.id, r["debit"])
     if code == "id_conflict":
         return id_conflict(op.id)
     if isinstance(op, (Transfer, Hold)):
