@@ -12,17 +12,26 @@ import sys
 from pathlib import Path
 
 
-def raise_fd_limit() -> int:
+def raise_fd_limit(want: int = 0) -> int:
+    """Open files: the soft limit up to the hard one, and the hard one up to ``want`` where
+    the process may raise it (root, or CAP_SYS_RESOURCE); the limit now in force."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if want > hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, want))
+            return want
+        except (ValueError, OSError):
+            pass
     if soft < hard:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return hard
 
 
-def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[str, float]:
-    """CPU seconds used so far by the server, PostgreSQL, the drivers and everything else."""
+def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str, float]]:
+    """CPU seconds used so far by each process, with its group: the server, PostgreSQL, the
+    drivers or everything else."""
     tick = os.sysconf("SC_CLK_TCK")
-    out = {"server": 0.0, "postgres": 0.0, "driver": 0.0, "other": 0.0}
+    out: dict[int, tuple[str, float]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -36,18 +45,26 @@ def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[str, float]:
         pid = int(d.name)
         group = ("server" if pid == server_pid else "driver" if pid in driver_pids or pid == os.getpid()
                  else "postgres" if comm.startswith("postgres") else "other")
-        out[group] += used
+        out[pid] = (group, used)
     return out
 
 
-def cpu_share(before: dict[str, float], after: dict[str, float], seconds: float) -> dict[str, float]:
-    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine)."""
-    return {k: round((after[k] - before[k]) / seconds, 2) for k in before}
+def cpu_share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
+              seconds: float) -> dict[str, float]:
+    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine): each
+    process's CPU time between the two readings (all of it for one that started between
+    them; one that ended between them is missing, not subtracted)."""
+    busy = {"server": 0.0, "postgres": 0.0, "driver": 0.0, "other": 0.0}
+    for pid, (group, used) in after.items():
+        was = before.get(pid)
+        busy[group] += used - (was[1] if was and was[0] == group else 0.0)
+    return {k: round(v / seconds, 2) for k, v in busy.items()}
 
 
-def rss_kib(pid: int) -> int:
+def rss_kib(pid: int, field: str = "VmRSS") -> int:
+    """The process's resident memory now (``VmHWM``: its peak so far)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1])
     return 0
 

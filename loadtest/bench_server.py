@@ -2,7 +2,8 @@
 
     .venv/bin/python -m loadtest.bench_server peak    [--connections 200 --tables 10 --seconds 10 --rounds 2]
     .venv/bin/python -m loadtest.bench_server fanout  [--sockets 1000 5000 --events 20]
-    .venv/bin/python -m loadtest.bench_server idle    [--sockets 10000]
+    .venv/bin/python -m loadtest.bench_server idle    [--sockets 10000 20000]
+    .venv/bin/python -m loadtest.bench_server crowd   [--players 2000 --bets 5 --window 15]
     .venv/bin/python -m loadtest.bench_server profile [--seconds 15]
 
 Each starts ``casino serve`` on 127.0.0.1 with a fresh database (see ``loadtest.server_process``,
@@ -18,7 +19,15 @@ peak     closed loop (one command in flight per socket): the echo's round trips/
 fanout   sockets subscribed to one live table; a croupier drives it; for each command that
          makes one event (open, launch, rien ne va plus; the result, two events, only keeps
          the wheel turning) the time from sending it to the event's arrival at every socket.
-idle     authenticated sockets, each subscribed to a table, doing nothing: the server's RSS.
+idle     authenticated sockets, each subscribed to a table, doing nothing: the server's RSS
+         and RSS per socket, for each ``--sockets`` size in turn, each on a fresh server.
+crowd    one live wheel, ``--players`` sockets each a player subscribed to it; the croupier
+         opens the spin, every player places ``--bets`` straight bets at random times spread
+         evenly over a ``--window`` betting window (open loop: sent at their times whatever
+         the answers do), then the croupier launches, closes and enters the number. Bets
+         sent, acked, refused by code; ack latency; cores busy over the window; the
+         settlement's time (the result's ack, and its events' arrival at the last socket);
+         the ledger check.
 profile  py-spy samples the server during the peak bet load: where the CPU time goes.
 """
 
@@ -37,13 +46,16 @@ from pathlib import Path
 from typing import Any
 
 from games.db.embedded import PROJECT_DIR
-from loadtest.bench_client import Croupier, percentile
+from loadtest.bench_client import Croupier, percentile, sleep_until
 from loadtest.bench_measure import cpu_by_group, cpu_share, raise_fd_limit, rss_kib, start_py_spy, summarize_profile
 from loadtest.bench_workers import Workers, merge
 from loadtest.floor import bench_floor
 from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems, mint_token
 
 OUT = PROJECT_DIR / ".casino" / "bench"
+# The server's settings for every benchmark. They keep the default clocks (RNG timers are not
+# used: every table is live).
+BENCH_ENV = {"CASINO_HEARTBEAT_SECONDS": "15", "CASINO_SEND_QUEUE_FRAMES": "2000"}
 
 
 # ---- benchmarks --------------------------------------------------------------------------
@@ -153,24 +165,129 @@ async def bench_fanout(srv: LoadServer, a: argparse.Namespace) -> dict:
     return out
 
 
-async def bench_idle(srv: LoadServer, a: argparse.Namespace) -> dict:
+async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
+    """One live wheel, ``players`` sockets (one player each), ``bets`` bets each in the window."""
+    t_setup = time.monotonic()
+    tables = await bench_floor(srv.url, ADMIN_PASSWORD, a.players, 1, parallel=16, db_url=srv.db_url)
+    table = tables[0]
+    ws = srv.url.replace("http", "ws", 1)
+    croupier = Croupier(ws + "/ws", tables)
+    await croupier.open()
+    targets = [(mint_token(f"bp{i:05d}"), table) for i in range(a.players)]
+    players = Workers(ws + "/ws", targets, a.procs, connect_parallel=100, light=True)
+    out: dict[str, Any] = {"players": a.players, "bets_each": a.bets, "window_s": a.window, "procs": a.procs}
+    try:
+        connected = await players.ready(600)
+        out["connected"] = connected
+        print(f"  {connected} players connected and subscribed (floor and sockets: "
+              f"{time.monotonic() - t_setup:.0f} s)", flush=True)
+        if getattr(a, "echo_seconds", 0) > 0:  # the same run's yardstick, as in ``peak``
+            echoes = Workers(ws + "/ws/echo", [(None, None)] * 200, a.procs)
+            try:
+                await echoes.ready()
+                t = time.monotonic() + 0.5
+                echo = merge(await echoes.run({"op": "closed", "start_at": t, "end_at": t + a.echo_seconds},
+                                              a.echo_seconds + 60), a.echo_seconds)
+            finally:
+                echoes.stop()
+            out["echo"] = {"per_s": echo["per_s"], "p50": echo["p50"], "sockets": 200}
+            print(f"  baseline: bare echo {echo['per_s']:.0f} round trips/s (200 sockets, closed loop, "
+                  f"{a.echo_seconds:.0f} s; p50 {echo['p50']:.1f} ms)", flush=True)
+        await asyncio.sleep(1)
+        await croupier.play(table, {"type": "open_spin"})
+        drivers = {p.pid for p in players.procs}
+        start = time.monotonic() + 1.0
+        cmd = {"op": "crowd", "start_at": start, "end_at": start + a.window, "bets": a.bets}
+        running = asyncio.ensure_future(players.run(cmd, a.window + 120))
+        await sleep_until(start)
+        cpu0 = cpu_by_group(srv.pid, drivers)
+        await sleep_until(start + a.window)
+        window_cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - start)
+        results = await running
+        drained = time.monotonic() - (start + a.window)
+        lat = [x for r in results for x in r["lat"]]
+        refused: collections.Counter = collections.Counter()
+        for r in results:
+            refused.update(r["refused"])
+        sent = sum(r["sent"] for r in results)
+        frames = sum(r["event_messages"] for r in results)
+        out["bets"] = {"scheduled": connected * a.bets, "sent": sent, "acked": len(lat), "refused": dict(refused),
+                       "unanswered": sum(r["unanswered"] for r in results),
+                       "p50": percentile(lat, 50) * 1000, "p95": percentile(lat, 95) * 1000,
+                       "p99": percentile(lat, 99) * 1000, "max": max(lat, default=float("nan")) * 1000,
+                       "send_lag_max": max(r["lag"] for r in results) * 1000,
+                       "acked_per_s": len(lat) / a.window, "last_ack_after_window_s": drained,
+                       "event_frames_per_socket": frames / max(1, connected), "cpu": window_cpu}
+        b = out["bets"]
+        print(f"  bets: {b['sent']} sent of {b['scheduled']}, {b['acked']} acked, refused {b['refused'] or 0}, "
+              f"unanswered {b['unanswered']} ({b['acked_per_s']:.0f} acked/s over the {a.window:.0f} s window)\n"
+              f"    ack p50 {b['p50']:.1f} ms, p95 {b['p95']:.1f} ms, p99 {b['p99']:.1f} ms, max {b['max']:.1f} ms "
+              f"(driver's send lag max {b['send_lag_max']:.1f} ms; last ack {drained:.2f} s after the window)\n"
+              f"    {b['event_frames_per_socket']:.0f} event frames per socket in the window (one per batch)\n"
+              f"    cores busy over the window: {window_cpu}", flush=True)
+
+        await croupier.play(table, {"type": "launch_ball"})
+        await croupier.play(table, {"type": "no_more_bets"})
+        cpu0 = cpu_by_group(srv.pid, drivers)
+        frame, t0, t1 = await croupier.play(table, {"type": "result", "number": random.randrange(37),
+                                                    "source": "croupier"})
+        settled = await players.run({"op": "settled", "seq": frame.seq, "timeout": 120}, 180)
+        cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
+        arrivals = [at - t0 for r in settled for at in r["at"]]
+        out["settlement"] = {"ack_ms": (t1 - t0) * 1000, "sockets": len(arrivals),
+                             "frame_bytes": max(r["size"] for r in settled),
+                             "server_rss_mib": rss_kib(srv.pid) / 1024,
+                             "server_peak_rss_mib": rss_kib(srv.pid, "VmHWM") / 1024,
+                             "missing": sum(r["missing"] for r in settled),
+                             "closed": sum(r["closed"] for r in settled),
+                             "first_socket_ms": min(arrivals, default=float("nan")) * 1000,
+                             "p50_socket_ms": percentile(arrivals, 50) * 1000,
+                             "last_socket_ms": max(arrivals, default=float("nan")) * 1000, "cpu": cpu}
+        st = out["settlement"]
+        print(f"  settlement of {b['acked']} bets: result acked in {st['ack_ms']:.0f} ms; reached {st['sockets']} "
+              f"sockets (missing {st['missing']}, closed {st['closed']}): first {st['first_socket_ms']:.0f} ms, "
+              f"p50 {st['p50_socket_ms']:.0f} ms, last {st['last_socket_ms']:.0f} ms after the result was sent\n"
+              f"    its events frame: {st['frame_bytes'] / 1e6:.2f} MB to each socket; server RSS "
+              f"{st['server_rss_mib']:.0f} MiB (peak {st['server_peak_rss_mib']:.0f} MiB)\n"
+              f"    cores busy until the last socket had it: {cpu}", flush=True)
+    finally:
+        players.stop()
+        await croupier.sock.close()
+    out["ledger_problems"] = [str(p) for p in await ledger_problems(srv.db_url)]
+    print(f"  ledger check: {'clean' if not out['ledger_problems'] else out['ledger_problems']}", flush=True)
+    return out
+
+
+async def bench_idle(srv: LoadServer, a: argparse.Namespace, n: int) -> dict:
+    """``n`` idle sockets on a fresh server: its RSS with them, less its RSS before, per socket.
+    (One server for all sizes would not do: memory the allocator kept from a smaller size is
+    neither given back nor a cost of the next size's sockets.)"""
     tables = await bench_floor(srv.url, ADMIN_PASSWORD, 100, 4)
     ws = srv.url.replace("http", "ws", 1)
     tokens = [mint_token(f"bp{i:05d}") for i in range(100)]
     before = rss_kib(srv.pid)
-    targets = [(tokens[i % 100], tables[i % len(tables)]) for i in range(a.sockets)]
-    idle = Workers(ws + "/ws", targets, a.procs, connect_parallel=100)
+    targets = [(tokens[i % 100], tables[i % len(tables)]) for i in range(n)]
+    # A socket that cannot open (the server out of file descriptors, the client out of
+    # ports) is counted, with why, rather than ending the run.
+    idle = Workers(ws + "/ws", targets, a.procs, connect_parallel=100, tolerate=True)
     try:
-        connected = await idle.ready(600)
+        connected = await idle.ready(900)
         await asyncio.sleep(a.hold)
-        still = sum(r["open"] for r in await idle.run({"op": "ping"}, 60))
+        pings = await idle.run({"op": "ping"}, 60)
         after = rss_kib(srv.pid)
     finally:
         idle.stop()
-    out = {"sockets": connected, "open_after_hold": still, "rss_before_mib": before / 1024,
+    still = sum(r["open"] for r in pings)
+    failed: collections.Counter = collections.Counter()
+    for r in pings:
+        failed.update(r["failed"])
+    out = {"sockets": connected, "open_after_hold": still, "failed": dict(failed), "rss_before_mib": before / 1024,
            "rss_mib": after / 1024, "per_socket_kib": (after - before) / max(1, connected)}
-    print(f"  {connected} sockets connected and subscribed ({still} still open after {a.hold:.0f} s): server RSS "
-          f"{after / 1024:.0f} MiB (before: {before / 1024:.0f} MiB; {out['per_socket_kib']:.1f} KiB per socket)")
+    print(f"  {connected} of {n} sockets connected and subscribed ({still} still open after {a.hold:.0f} s): "
+          f"server RSS {after / 1024:.0f} MiB (before: {before / 1024:.0f} MiB; {out['per_socket_kib']:.1f} KiB "
+          f"per socket)", flush=True)
+    if failed:
+        print(f"    could not open: {dict(failed)}", flush=True)
     return out
 
 
@@ -193,16 +310,36 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--gap", type=float, default=1.0, help="seconds between the croupier's commands")
     s.add_argument("--procs", type=int, default=2)
     s = sub.add_parser("idle")
-    s.add_argument("--sockets", type=int, default=10_000)
+    s.add_argument("--sockets", type=int, nargs="+", default=[10_000])
     s.add_argument("--hold", type=float, default=20, help="seconds the sockets stay idle before measuring")
     s.add_argument("--procs", type=int, default=2)
+    s = sub.add_parser("crowd")
+    s.add_argument("--players", type=int, default=2000, help="sockets, one player each, all at one wheel")
+    s.add_argument("--bets", type=int, default=5, help="straight bets each player places in the window")
+    s.add_argument("--window", type=float, default=15, help="seconds of the betting window")
+    s.add_argument("--echo-seconds", type=float, default=5,
+                   help="the bare echo's closed loop first (200 sockets), the run's yardstick; 0: none")
+    s.add_argument("--procs", type=int, default=2)
     a = p.parse_args(argv)
-    raise_fd_limit()  # inherited by the server and the workers
+    # Inherited by the server and the workers: the server holds one fd per socket.
+    sockets = max(a.sockets) if a.bench in ("idle", "fanout") else getattr(a, "players", 0)
+    limit = raise_fd_limit(sockets + 1024)
+    if limit < sockets + 1024:
+        print(f"note: open files limited to {limit}: the server may not hold {sockets} sockets "
+              f"(raise the hard limit, `ulimit -Hn`)", flush=True)
     OUT.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    # Benchmarks keep the default clocks (RNG timers are not used: every table is live).
-    env = {"CASINO_HEARTBEAT_SECONDS": "15", "CASINO_SEND_QUEUE_FRAMES": "2000"}
+    env = dict(BENCH_ENV)
     print(f"{a.bench}: {os.cpu_count()} cores, {stamp}", flush=True)
+    if a.bench == "idle":  # a fresh server for each size
+        result = {}
+        for n in a.sockets:
+            with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-{n}-server.log") as srv:
+                result[n] = asyncio.run(bench_idle(srv, a, n))
+        path = OUT / f"{a.bench}-{stamp}.json"
+        path.write_text(json.dumps(result, indent=1, default=str))
+        print(f"results: {path}")
+        return 0
     with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-server.log") as srv:
         if a.bench == "peak":
             result = asyncio.run(bench_peak(srv, a))
@@ -217,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         elif a.bench == "fanout":
             result = asyncio.run(bench_fanout(srv, a))
         else:
-            result = asyncio.run(bench_idle(srv, a))
+            result = asyncio.run(bench_crowd(srv, a))
     path = OUT / f"{a.bench}-{stamp}.json"
     path.write_text(json.dumps(result, indent=1, default=str))
     print(f"results: {path}")

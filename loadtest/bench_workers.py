@@ -1,18 +1,22 @@
 """The benchmark's driver processes: ``Workers`` spreads (token, table) sockets over
 ``procs`` processes, each an asyncio loop on uvloop, and runs closed-loop (one command in
-flight per socket) or open-loop (a fixed send rate, whatever the answers do) phases on
-them. The driver must never be what limits a figure, so the heavy lifting is split out of
-the process that starts the server."""
+flight per socket), open-loop (a fixed send rate, whatever the answers do) or crowd (each
+socket's bets at scheduled times in a betting window) phases on them. The driver must never
+be what limits a figure, so the heavy lifting is split out of the process that starts the
+server."""
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import gc
 import multiprocessing as mp
 import random
 import time
 from typing import Any
+
+from websockets.exceptions import ConnectionClosed
 
 from loadtest.bench_client import Sock, bet_text, percentile, sleep_until
 from loadtest.bench_measure import raise_fd_limit
@@ -39,14 +43,25 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
     socks: list[Sock] = []
     targets: list[tuple[str | None, str | None]] = job["targets"]
 
-    async def open_one(token: str | None, table: str | None) -> tuple[Sock, str | None]:
+    failed: collections.Counter = collections.Counter()  # with ``tolerate``: sockets that could not open
+
+    async def open_one(token: str | None, table: str | None) -> tuple[Sock | None, str | None]:
         async with gate:
-            s = await Sock.open(job["url"], token, record)
-            if table and token:
-                await s.subscribe(table)
+            s = None
+            try:
+                s = await Sock.open(job["url"], token, record, light=job.get("light", False))
+                if table and token:
+                    await s.subscribe(table)
+            except Exception as exc:
+                if not job.get("tolerate"):
+                    raise
+                failed[f"{type(exc).__name__}: {exc}"[:120]] += 1
+                if s is not None:
+                    await s.close()
+                return None, table
             return s, table
 
-    opened = await asyncio.gather(*(open_one(tok, tab) for tok, tab in targets))
+    opened = [(s, t) for s, t in await asyncio.gather(*(open_one(tok, tab) for tok, tab in targets)) if s]
     socks = [s for s, _ in opened]
     gc.freeze()
     outq.put(("ready", wid, len(socks)))
@@ -69,11 +84,27 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
             refused = collections.Counter(c for r in res for c in r[1])
             lag = max((r[2] for r in res), default=0.0)
             outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused), "lag": lag}))
+        elif op == "crowd":
+            f0 = sum(s.event_messages for s in socks)
+            res = await asyncio.gather(*(_crowd(s, t, cmd) for s, t in opened))
+            refused = collections.Counter(c for r in res for c in r[1])
+            outq.put(("result", wid, {"done": sum(len(r[0]) for r in res), "lat": [x for r in res for x in r[0]],
+                                      "refused": dict(refused), "lag": max((r[2] for r in res), default=0.0),
+                                      "sent": sum(r[3] for r in res), "unanswered": sum(r[4] for r in res),
+                                      "event_messages": sum(s.event_messages for s in socks) - f0}))
+        elif op == "settled":
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(s.reached(cmd["seq"]) for s in socks)), cmd["timeout"])
+            got = [s.last_at for s in socks if s.last_seq >= cmd["seq"]]
+            outq.put(("result", wid, {"at": got, "missing": len(socks) - len(got),
+                                      "size": max((s.last_size for s in socks), default=0),
+                                      "closed": sum(1 for s in socks if s.ws.close_code is not None)}))
         elif op == "collect":
             outq.put(("result", wid, {"arrivals": arrivals[:]}))
             arrivals.clear()
         elif op == "ping":
-            outq.put(("result", wid, {"open": sum(1 for s in socks if s.ws.close_code is None)}))
+            outq.put(("result", wid, {"open": sum(1 for s in socks if s.ws.close_code is None),
+                                      "failed": dict(failed)}))
     await asyncio.gather(*(s.close() for s in socks))
 
 
@@ -116,6 +147,42 @@ async def _open_loop(s: Sock, table: str | None, cmd: dict, rate: float) -> tupl
         t += interval
     await asyncio.gather(*pending)
     return lat, refused, lag
+
+
+async def _crowd(s: Sock, table: str | None, cmd: dict) -> tuple[list[float], list[str], float, int, int]:
+    """A player's ``bets`` bets in the window: the window cut into that many equal slots, one
+    bet at a random time in each (open loop: sent at its time whatever the answers do).
+    (latencies, refusal codes, worst lateness of a send, bets sent, bets not sent or never answered)."""
+    lat: list[float] = []
+    refused: list[str] = []
+    lag, unanswered = 0.0, 0
+    start, slot = cmd["start_at"], (cmd["end_at"] - cmd["start_at"]) / cmd["bets"]
+    pending = []
+
+    async def wait(fut: asyncio.Future, t0: float) -> None:
+        nonlocal unanswered
+        try:
+            frame, t1 = await asyncio.wait_for(fut, cmd.get("answer_timeout", 60))
+        except (TimeoutError, ConnectionError):
+            unanswered += 1
+            return
+        (refused.append(frame.code) if frame.type == "rejected" else lat.append(t1 - t0))
+
+    for k in range(cmd["bets"]):
+        t = start + (k + random.random()) * slot
+        await sleep_until(t)
+        t0 = time.monotonic()
+        lag = max(lag, t0 - t)
+        cid = s.new_cid()
+        try:
+            fut = await s.send(cid, bet_text(table or "echo", cid, random.randrange(37), BET))
+        except (ConnectionError, ConnectionClosed):  # the socket closed: not sent, never answered
+            s.waiting.pop(cid, None)
+            unanswered += 1
+            continue
+        pending.append(asyncio.ensure_future(wait(fut, t0)))
+    await asyncio.gather(*pending)
+    return lat, refused, lag, len(pending), unanswered
 
 
 class Workers:

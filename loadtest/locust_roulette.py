@@ -1,9 +1,12 @@
 """Locust users at the roulette tables: players (straight, outside and announced bets,
-rebets, prison choices) and the live wheels' croupiers, over the real protocol."""
+rebets, prison choices) and the live wheels' croupiers, over the real protocol; and the
+crowd (``CrowdPlayer``, ``CrowdCroupier``: every user at one wheel, ``loadtest.run --crowd``)."""
 
 from __future__ import annotations
 
+import os
 import random
+import time
 
 import gevent
 from locust import between, task
@@ -124,3 +127,44 @@ class RouletteCroupier(CasinoWsUser):
             self.sock.play(f"croupier roulette {command}", self.table, cmd)
             self.phase = after
             gevent.sleep(self.window if command == "open_spin" else 0.2)
+
+
+# The crowd (``loadtest/locust_crowd.py``, ``loadtest.run --crowd``): set by ``loadtest.run``.
+CROWD_BETS = int(os.environ.get("CASINO_CROWD_BETS", 5))
+CROWD_WINDOW = float(os.environ.get("CASINO_CROWD_WINDOW", 15))
+
+
+class CrowdPlayer(CasinoWsUser):
+    """Every crowd player sits at the floor's first live wheel and places ``CROWD_BETS``
+    straight bets per spin, one at a random time in each equal slot of the betting window
+    (as ``bench_server crowd`` does, but each bet waits for its answer, as a player's
+    client does). A bet the croupier's clock beats is counted as ``refused:<code>``."""
+
+    wait_time = between(0, 0)
+
+    def on_start(self) -> None:
+        super().on_start()
+        self.table = next(iter(self.floor["roulette_live"]))
+        self.sock.subscribe(self.table)
+
+    @task
+    def play_spin(self) -> None:
+        opened_msg = self.wait_event(self.table, ("spin_opened",), ROUND_WAIT)
+        if opened_msg is None:
+            return
+        opened, minimum = time.monotonic(), opened_msg["event"]["settings"]["minimum"]
+        # The croupier launches CROWD_WINDOW s after his open_spin was answered; keep a tenth
+        # of the window clear of the race with him.
+        slot = 0.9 * CROWD_WINDOW / CROWD_BETS
+        for k in range(CROWD_BETS):
+            gevent.sleep(max(0.0, opened + (k + random.random()) * slot - time.monotonic()))
+            self.sock.play("crowd plein", self.table,
+                           {"type": "place_bet", "spot": random.choice(STRAIGHT), "amount": minimum},
+                           ok_codes=BET_RACES)
+        self.wait_event(self.table, ("spin_settled", "spin_voided"), ROUND_WAIT)
+
+
+class CrowdCroupier(RouletteCroupier):
+    """The crowd's wheel: a ``CROWD_WINDOW`` s betting window."""
+
+    window = CROWD_WINDOW

@@ -1,12 +1,16 @@
 """One command: a server on the embedded PostgreSQL, a floor, a headless locust run, a summary.
 
     .venv/bin/python -m loadtest.run [--users 60] [--spawn-rate 20] [--run-time 60]
+    .venv/bin/python -m loadtest.run --crowd [--users 101] [--bets 5] [--window 15]
 
 Starts ``casino serve`` on 127.0.0.1 with a fresh database (``.casino/loadtest-pg/``, or
 the server in ``DATABASE_URL``), creates players, croupiers and tables over HTTP, runs
 ``loadtest/locustfile.py`` headless against it, prints requests, failures and percentiles
 per command and event, checks the ledger, and stops everything. Exit status 1 when any
 request failed or the ledger check found a problem.
+
+``--crowd`` runs ``loadtest/locust_crowd.py`` instead: one live wheel, every user but its
+croupier a player placing ``--bets`` straight bets per spin over a ``--window`` s window.
 """
 
 from __future__ import annotations
@@ -28,22 +32,29 @@ from loadtest.locust_floor import FLOOR_ENV
 from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
+CROWD_LOCUSTFILE = Path(__file__).with_name("locust_crowd.py")
 
 
 def run_load(*, users: int = 60, spawn_rate: float = 20, run_time: int = 60, database_url: str | None = None,
-             players: int | None = None, out_dir: Path | None = None, quiet: bool = False) -> dict[str, Any]:
-    """Run everything; the summary: totals, one row per entry, the ledger's problems."""
+             players: int | None = None, out_dir: Path | None = None, quiet: bool = False,
+             crowd: tuple[int, float] | None = None) -> dict[str, Any]:
+    """Run everything; the summary: totals, one row per entry, the ledger's problems.
+    ``crowd``: (bets, window seconds) for the crowd at one wheel instead of the floor's mix."""
     out_dir = Path(out_dir or tempfile.mkdtemp(prefix="casino-load-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     with LoadServer(database_url, log_path=out_dir / "server.log") as srv:
-        floor = asyncio.run(build_floor(srv.url, ADMIN_PASSWORD, players=players or users))
+        shape = {"roulette_rng": 0, "blackjack_rng": (), "blackjack_live": ()} if crowd else {}
+        floor = asyncio.run(build_floor(srv.url, ADMIN_PASSWORD, players=players or users, **shape))
         floor_path = out_dir / "floor.json"
         floor_path.write_text(json.dumps(floor))
         prefix = out_dir / "locust"
-        cmd = [sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless", "--users", str(users),
-               "--spawn-rate", str(spawn_rate), "--run-time", f"{run_time}s", "--host", srv.url,
-               "--csv", str(prefix), "--only-summary", "--stop-timeout", "3", "--loglevel", "WARNING"]
+        cmd = [sys.executable, "-m", "locust", "-f", str(CROWD_LOCUSTFILE if crowd else LOCUSTFILE), "--headless",
+               "--users", str(users), "--spawn-rate", str(spawn_rate), "--run-time", f"{run_time}s",
+               "--host", srv.url, "--csv", str(prefix), "--only-summary", "--stop-timeout", "3",
+               "--loglevel", "WARNING"]
         env = {**os.environ, FLOOR_ENV: str(floor_path)}
+        if crowd:
+            env.update(CASINO_CROWD_BETS=str(crowd[0]), CASINO_CROWD_WINDOW=str(crowd[1]))
         with open(out_dir / "locust.log", "wb") as log:
             proc = subprocess.run(cmd, cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
                                   timeout=run_time + 120)
@@ -93,8 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--run-time", type=int, default=60, help="seconds")
     p.add_argument("--players", type=int, default=None, help="player accounts (default: one per user)")
     p.add_argument("--out", type=Path, default=None, help="folder for the CSV and logs (default: a temp folder)")
+    p.add_argument("--crowd", action="store_true",
+                   help="one live wheel, every user but its croupier a player there (loadtest/locust_crowd.py)")
+    p.add_argument("--bets", type=int, default=5, help="with --crowd: straight bets per player per spin")
+    p.add_argument("--window", type=float, default=15, help="with --crowd: seconds of the betting window")
     a = p.parse_args(argv)
-    s = run_load(users=a.users, spawn_rate=a.spawn_rate, run_time=a.run_time, players=a.players, out_dir=a.out)
+    s = run_load(users=a.users, spawn_rate=a.spawn_rate, run_time=a.run_time, players=a.players, out_dir=a.out,
+                 crowd=(a.bets, a.window) if a.crowd else None)
     return 0 if s["failures"] == 0 and s["requests"] > 0 and not s["ledger_problems"] and s["exit_code"] == 0 else 1
 
 
