@@ -23,6 +23,25 @@ from server.protocol import CLOSE_TOO_SLOW, encoder
 
 log = logging.getLogger("casino.ws")
 
+# A published frame reaches every subscriber as the same bytes object; its text is decoded
+# once for all of them (a settlement of thousands of bets is megabytes, sent to thousands of
+# sockets), not once per socket. Keyed by identity; the entry holds the frame, so an id is
+# never reused while it is cached.
+_TEXTS: dict[int, tuple[bytes, str]] = {}
+_TEXTS_MAX = 32
+
+
+def text_of(frame: bytes) -> str:
+    cached = _TEXTS.get(id(frame))
+    if cached is not None and cached[0] is frame:
+        return cached[1]
+    text = frame.decode()
+    if len(frame) >= 4096:  # small frames (answers, single events) cost less to decode than to cache
+        if len(_TEXTS) >= _TEXTS_MAX:
+            del _TEXTS[next(iter(_TEXTS))]  # the oldest
+        _TEXTS[id(frame)] = (frame, text)
+    return text
+
 
 class Outbox:
     def __init__(self, socket: WebSocket, settings: Settings) -> None:
@@ -108,7 +127,7 @@ class Outbox:
     async def _sender(self) -> None:
         while True:
             frame, counted = await self.out.get()
-            await self.socket.send_text(frame.decode())
+            await self.socket.send_text(text_of(frame))
             if self.closing and self.closing[0] == CLOSE_TOO_SLOW:
                 continue  # the counters were reset with the queue
             if counted:
