@@ -296,7 +296,7 @@ class Connection(Outbox):
         async for frame in subscriber.iter_events():
             if not gate.is_set():
                 await gate.wait()
-            peek = batch_seqs.decode(frame)
+            peek = batch_seqs(frame)
             seq, have = peek.seq, self.last_seq.get(table, 0)
             if seq > have:
                 if peek.events and peek.events[0].seq <= have:

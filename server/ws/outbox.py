@@ -20,27 +20,12 @@ from litestar import WebSocket
 from server import metrics
 from server.config import Settings
 from server.protocol import CLOSE_TOO_SLOW, encoder
+from server.ws.per_frame import PerFrame
 
 log = logging.getLogger("casino.ws")
 
-# A published frame reaches every subscriber as the same bytes object; its text is decoded
-# once for all of them (a settlement of thousands of bets is megabytes, sent to thousands of
-# sockets), not once per socket. Keyed by identity; the entry holds the frame, so an id is
-# never reused while it is cached.
-_TEXTS: dict[int, tuple[bytes, str]] = {}
-_TEXTS_MAX = 32
-
-
-def text_of(frame: bytes) -> str:
-    cached = _TEXTS.get(id(frame))
-    if cached is not None and cached[0] is frame:
-        return cached[1]
-    text = frame.decode()
-    if len(frame) >= 4096:  # small frames (answers, single events) cost less to decode than to cache
-        if len(_TEXTS) >= _TEXTS_MAX:
-            del _TEXTS[next(iter(_TEXTS))]  # the oldest
-        _TEXTS[id(frame)] = (frame, text)
-    return text
+# Decoded once per published frame, not once per socket (``per_frame``).
+text_of = PerFrame(bytes.decode)
 
 
 class Outbox:

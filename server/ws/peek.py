@@ -11,6 +11,7 @@ import msgspec
 from games.errors import GameError
 from server.edge import check_text
 from server.protocol import Events
+from server.ws.per_frame import PerFrame
 
 
 class _EventSeq(msgspec.Struct):
@@ -26,7 +27,8 @@ class _Cid(msgspec.Struct):
     cid: str = ""
 
 
-batch_seqs = msgspec.json.Decoder(BatchSeqs)
+# Read once per published frame, not once per socket (``per_frame``).
+batch_seqs = PerFrame(msgspec.json.Decoder(BatchSeqs).decode)
 events_decoder = msgspec.json.Decoder(Events)
 _cid_decoder = msgspec.json.Decoder(_Cid)
 # A cid in a frame the decoder refused as a whole (e.g. a lone surrogate elsewhere in it).

@@ -1,0 +1,32 @@
+"""What every socket derives from a published frame (its text, its seqs) is worked out
+once per frame, not once per socket."""
+
+from server.ws import outbox
+from server.ws.peek import batch_seqs
+
+
+def test_one_frame_is_decoded_once_and_equal_frames_are_not_confused():
+    big = ('{"type":"events","events":[' + ",".join(['{"x":"é"}'] * 1000) + "]}").encode()
+    first = outbox.text_of(big)
+    assert first == big.decode() and outbox.text_of(big) is first  # the same str object: decoded once
+    twin = bytes(bytearray(big))  # equal content, another object: decoded on its own
+    assert outbox.text_of(twin) == first and outbox.text_of(twin) is not first
+
+
+def test_the_cache_stays_bounded_and_small_frames_are_not_kept():
+    outbox.text_of.cache.clear()
+    assert outbox.text_of(b'{"type":"pong"}') == '{"type":"pong"}' and not outbox.text_of.cache
+    frames = [(f'{{"n":{i},"pad":"' + "x" * 5000 + '"}').encode() for i in range(outbox.text_of.size + 10)]
+    for f in frames:
+        assert outbox.text_of(f) == f.decode()
+    assert len(outbox.text_of.cache) == outbox.text_of.size
+    assert all(outbox.text_of.cache[id(f)][0] is f for f in frames[-outbox.text_of.size:])
+
+
+def test_a_frames_seqs_are_read_once():
+    events = ",".join(f'{{"seq":{n},"round":"r","event":{{"pad":"{"x" * 1000}"}}}}' for n in range(5, 10))
+    frame = ('{"type":"events","table":"t","seq":9,"events":[' + events + "]}").encode()
+    peek = batch_seqs(frame)
+    assert (peek.seq, [e.seq for e in peek.events]) == (9, [5, 6, 7, 8, 9])
+    assert batch_seqs(frame) is peek
+
