@@ -23,6 +23,7 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 from litestar.types import Guard
 
+from games.commands import ROLES as GAME_ROLES
 from games.commands import STAFF
 from games.errors import GameError
 from server.resources import resources_of
@@ -36,8 +37,7 @@ ROLES = ("player", "croupier", "chef", "inspector", "cashier", "director", "admi
 # ---- at the tables (the websocket's ``play``) ---------------------------------------------
 # Who runs a table from the console (the engines' staff, ``games.commands``); croupiers and
 # chefs only where they are assigned.
-STAFF_ROLES = ("croupier", "chef", "director")
-assert frozenset(STAFF_ROLES) == STAFF
+STAFF_ROLES: tuple[str, ...] = tuple(r for r in GAME_ROLES if r in STAFF)
 # Who sends game commands at all; inspectors, cashiers and admins only watch.
 TABLE_ROLES = ("player", *STAFF_ROLES)
 ASSIGNED_ROLES = ("croupier", "chef")

@@ -74,7 +74,10 @@ class TableRuntime:
         self.ctx = ctx
         self.info = info
         self.kind = kind
-        self.system = Principal(f"system:{info.id}", "system", info.currency)
+        # The server itself, for its timers, recovery and seat releases: "system-<table>" in
+        # the events (the name clients and stored histories have always read). No login can
+        # hold the role: the users table refuses it.
+        self.system = Principal(f"system-{info.id}", "system", info.currency)
         self.queue: asyncio.Queue[Item] = asyncio.Queue()
         self.inflight: dict[tuple[str, str], asyncio.Future] = {}
         self.rejected: collections.OrderedDict[tuple[str, str], Rejected] = collections.OrderedDict()

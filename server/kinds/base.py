@@ -93,11 +93,6 @@ class GameKind:
         game, ``games.commands``); roles that never play or deal are refused here too."""
         if who.role not in ROLES:
             raise GameError("forbidden", f"A {who.role} does not act at the tables.")
-        if who.role == "system":
-            # The runtime's own principal ("system:<table>"; no login can hold the role, the
-            # users table refuses it). In the events the server has always been
-            # "system-<table>": clients and stored histories read that name.
-            return Actor(who.id.replace("system:", "system-", 1), "system")
         return Actor(who.id, who.role)  # type: ignore[arg-type]  # checked just above
 
     def engine_events(self, engine: Any, command: Any, actor: Actor) -> list[Any]:

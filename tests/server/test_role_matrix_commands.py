@@ -115,7 +115,7 @@ def roulette_table(mode: str, phase: str) -> Any:
     e = KINDS["roulette"].new_engine(info)
     players = ["ann", "bob"] + ([FLOOR] if mode == "live" else [])
     # The wheel: the croupier's at a live table, the server's clock at an RNG table.
-    wheel = CROUPIER if mode == "live" else Actor(f"system:{info.id}", "system")
+    wheel = CROUPIER if mode == "live" else Actor(f"system-{info.id}", "system")
 
     def bets(spot: str, amount: int) -> None:
         for p in players:
