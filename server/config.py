@@ -25,6 +25,9 @@ def _secret() -> str:
 @dataclass
 class Settings:
     database_url: str | None = None  # None: DATABASE_URL or the embedded PostgreSQL
+    # REDIS_URL: the broker several processes share (table events, forwarded commands); None:
+    # this process alone, its channels in memory (``casino serve --workers N`` sets it).
+    redis_url: str | None = None
     jwt_secret: str = field(default_factory=_secret)
     token_minutes: int = 12 * 60
     # Seconds: betting window on RNG tables, a player's decision time, pause between rounds.
@@ -57,6 +60,7 @@ class Settings:
 
         s = cls(
             database_url=os.environ.get("DATABASE_URL") or None,
+            redis_url=os.environ.get("REDIS_URL") or None,
             token_minutes=int(num("CASINO_TOKEN_MINUTES", 12 * 60)),
             betting_seconds=num("CASINO_BETTING_SECONDS", 15.0),
             decision_seconds=num("CASINO_DECISION_SECONDS", 20.0),
