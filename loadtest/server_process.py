@@ -43,13 +43,15 @@ def free_port() -> int:
 
 
 
-def spawn_server(port: int, env: dict[str, str], log_path: Path, *, append: bool = False) -> subprocess.Popen:
-    """Start ``casino serve`` on 127.0.0.1:``port`` with ``env`` and wait until ``/health``
-    answers (60 s at most); its output goes to ``log_path``."""
+def spawn_server(port: int, env: dict[str, str], log_path: Path, *, append: bool = False,
+                 workers: int = 1) -> subprocess.Popen:
+    """Start ``casino serve`` on 127.0.0.1:``port`` with ``env`` (``workers`` processes) and
+    wait until ``/health`` answers (60 s at most); its output goes to ``log_path``."""
     with open(log_path, "ab" if append else "wb") as log:
         proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--no-demo", "--host", "127.0.0.1",
-             "--port", str(port), "--log-level", os.environ.get("CASINO_TEST_LOG_LEVEL", "warning")],
+             "--port", str(port), "--log-level", os.environ.get("CASINO_TEST_LOG_LEVEL", "warning"),
+             *(["--workers", str(workers)] if workers > 1 else [])],
             cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
     return wait_healthy(proc, f"http://127.0.0.1:{port}", lambda: log_path.read_text(errors="replace"), 60)
@@ -76,11 +78,12 @@ class LoadServer:
     """``with LoadServer() as srv:`` -> ``srv.url`` serves until the block ends."""
 
     def __init__(self, database_url: str | None = None, *, port: int | None = None,
-                 env: dict[str, str] | None = None, log_path: Path | None = None) -> None:
+                 env: dict[str, str] | None = None, log_path: Path | None = None, workers: int = 1) -> None:
         self.base_url = database_url
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.extra_env = env or {}
+        self.workers = workers  # > 1: ``casino serve --workers N`` (processes sharing the port, Redis)
         self.log_path = log_path or PROJECT_DIR / ".casino" / f"loadtest-server-{self.port}.log"
         self.db_name = f"load_{uuid.uuid4().hex[:10]}"
         self.db_url = ""
@@ -113,7 +116,7 @@ class LoadServer:
         env = {**os.environ, **FAST_CLOCKS, "DATABASE_URL": self.db_url, "CASINO_JWT_SECRET": JWT_SECRET,
                "CASINO_ADMIN_PASSWORD": ADMIN_PASSWORD, "CASINO_ECHO_ENDPOINT": "1", **self.extra_env}
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.proc = spawn_server(self.port, env, self.log_path)
+        self.proc = spawn_server(self.port, env, self.log_path, workers=self.workers)
 
     @property
     def pid(self) -> int:

@@ -23,6 +23,9 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("db", "stop"), "server.db_cli", "stop the embedded PostgreSQL"),
     (("db", "status"), "server.db_cli", "whether the embedded PostgreSQL runs: its URL, data dir, pid"),
     (("db", "migrate"), "server.db_cli", "bring the schema of every package up to date and say what was applied"),
+    (("redis", "start"), "server.redis_embedded", "start the embedded Redis (serve --workers) and leave it running"),
+    (("redis", "stop"), "server.redis_embedded", "stop the embedded Redis"),
+    (("redis", "status"), "server.redis_embedded", "whether the embedded Redis runs: its URL, folder, pid"),
 ]
 
 

@@ -1,4 +1,5 @@
-"""``casino serve``: run the server (uvicorn with uvloop) on DATABASE_URL or the embedded PostgreSQL."""
+"""``casino serve``: run the server (uvicorn with uvloop) on DATABASE_URL or the embedded PostgreSQL;
+with ``--workers N`` (N > 1), N of them behind a supervisor (``server.supervisor``)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-migrate", action="store_true",
                         help="leave the database schema alone: refuse to start while it is behind this build "
                              "(`casino db migrate` brings it up to date)")
+    parser.add_argument("--workers", type=_positive, default=os.environ.get("CASINO_WORKERS", "1"),
+                        help="server processes on the one host and port (default 1, or CASINO_WORKERS); more than "
+                             "one: a supervisor starts them and restarts a crashed one, their broker is REDIS_URL "
+                             "or the embedded Redis (docs/operations.md, Several processes)")
+    # A worker of `--workers N`: serve the listening socket its supervisor bound and passed on.
+    parser.add_argument("--fd", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"want a whole number of at least 1, not {text!r}")
+    return n
 
 
 def serve(args: argparse.Namespace, *, bots: bool) -> int:
+    if args.workers > 1 and args.fd is None:
+        from server import supervisor
+
+        return supervisor.run(args, bots=bots)
     config = logs.setup(args.log_format, args.log_level, args.verbose)
     import uvicorn
 
@@ -46,10 +67,11 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
     # or at exit runs, and the embedded PostgreSQL would keep running. As KeyboardInterrupt
     # (which uvicorn.run swallows) both end here.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # A restart on the same host and port takes its tables back at once; other processes
+    # (other ports or hosts) wait for the lease to run out before taking over. A worker of
+    # `--workers N` gets <host>:<port>/<slot> from its supervisor.
+    owner = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{args.port}"
     try:
-        # A restart on the same host and port takes its tables back at once; other processes
-        # (other ports or hosts) wait for the lease to run out before taking over.
-        owner = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{args.port}"
         settings = Settings.from_env(owner_id=owner, demo=not args.no_demo, bots=bots,
                                      public_url=f"http://{args.host}:{args.port}")
         if args.no_migrate and not _schema_is_current(settings.database_url or embedded.database_url()):
@@ -57,6 +79,9 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
         app = create_app(settings)
 
         async def ready(app_) -> None:  # the one start-up line (the table manager logs the tables)
+            if args.fd is not None:  # a worker: its supervisor said where and on what
+                log.info("worker %s ready (pid %d)", owner, os.getpid())
+                return
             url = os.environ.get("DATABASE_URL")
             where = embedded.describe(url) if url else f"embedded PostgreSQL in {embedded.data_dir()}"
             log.info("ready on http://%s:%d (database: %s)", args.host, args.port, where)
@@ -68,17 +93,25 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
         gc.freeze()
         gc.set_threshold(100_000, 20, 100)
         # log_config: uvicorn applies it after the app is built, over Litestar's own default.
-        uvicorn.run(app, host=args.host, port=args.port, loop="uvloop", ws="websockets-sansio",
-                    ws_max_size=1024 * 1024, ws_ping_interval=20, ws_ping_timeout=20,
-                    log_config=config, log_level=args.log_level, access_log=not args.no_access_log,
-                    lifespan="on")
+        options = dict(loop="uvloop", ws="websockets-sansio", ws_max_size=1024 * 1024, ws_ping_interval=20,
+                       ws_ping_timeout=20, log_config=config, log_level=args.log_level,
+                       access_log=not args.no_access_log, lifespan="on")
+        if args.fd is None:
+            uvicorn.run(app, host=args.host, port=args.port, **options)
+        else:
+            # uvicorn's own fd= takes any descriptor for a unix socket; this one is TCP (the
+            # family is read from the descriptor), served as uvicorn serves its own workers.
+            server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, **options))
+            server.run(sockets=[socket.socket(fileno=args.fd)])
+            if not server.started:
+                return 3  # uvicorn's STARTUP_FAILURE, as uvicorn.run exits
     except KeyboardInterrupt:  # a signal before uvicorn took over, or during its start
         pass
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the stop short
             signal.signal(sig, signal.SIG_IGN)
         embedded.release_all()  # stops the embedded PostgreSQL if no other process uses it
-        log.info("stopped")
+        log.info("stopped" if args.fd is None else f"worker {owner} stopped")
     return 0
 
 

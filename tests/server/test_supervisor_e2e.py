@@ -1,0 +1,150 @@
+"""``casino serve --workers 2`` as a real process tree: a supervisor, two workers accepting on
+one port, the embedded Redis it starts, the test's own PostgreSQL database. A worker killed
+with -9 is started again in its slot; SIGTERM stops every worker gracefully, then the Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import asyncpg
+import httpx
+import pytest
+
+from games.db.embedded import PROJECT_DIR
+from loadtest.server_process import free_port, wait_healthy
+from server import redis_embedded
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("redis-server") is None,
+                       reason="redis-server is not installed (apt-get install redis-server; ./dev does)"),
+]
+
+STARTED = re.compile(r"worker (\d+) started: pid (\d+), owner (\S+)")
+
+
+class Supervised:
+    def __init__(self, db_url: str, log_dir: Path, redis_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log_dir / f"supervisor-{self.port}.log"
+        self.redis_dir = redis_dir
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CASINO_OWNER_ID", "CASINO_WORKERS")}
+        self.env = {**env, "DATABASE_URL": db_url, "CASINO_REDIS_DIR": str(redis_dir),
+                    "CASINO_JWT_SECRET": "supervisor-test-secret-" + "w" * 40,
+                    "CASINO_ADMIN_PASSWORD": "supervisor-admin-pass"}
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--no-demo", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--log-level", "info", "--no-access-log"],
+                cwd=PROJECT_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        wait_healthy(self.proc, self.url, self.log, 60)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def workers(self) -> dict[int, list[int]]:
+        """Each slot's pids, in the order they were started."""
+        out: dict[int, list[int]] = {}
+        for slot, pid, _ in STARTED.findall(self.log()):
+            out.setdefault(int(slot), []).append(int(pid))
+        return out
+
+    def wait_for(self, text: str, seconds: float = 30) -> None:
+        deadline = time.monotonic() + seconds
+        while text not in self.log():
+            assert self.proc is not None and self.proc.poll() is None, self.log()[-3000:]
+            assert time.monotonic() < deadline, f"no {text!r} in:\n{self.log()[-3000:]}"
+            time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def supervised(db_url: str, tmp_path_factory):
+    # A short folder: a unix socket's path has at most 107 bytes.
+    redis_dir = Path(tempfile.mkdtemp(prefix="casino-redis-")) / "r"
+    sup = Supervised(db_url, tmp_path_factory.mktemp("supervisor"), redis_dir)
+    try:
+        sup.start()
+        yield sup
+    finally:
+        if sup.proc is not None and sup.proc.poll() is None:
+            sup.proc.kill()
+            sup.proc.wait()
+        for pids in sup.workers().values():
+            for pid in pids:
+                if redis_embedded._alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        redis_embedded.stop_server(redis_dir, force=True)
+        shutil.rmtree(redis_dir.parent, ignore_errors=True)
+
+
+def _owners(db_url: str) -> set[str]:
+    """The processes beating in casino_processes."""
+    async def fetch() -> set[str]:
+        conn = await asyncpg.connect(db_url)
+        try:
+            return {r["owner"] for r in await conn.fetch("SELECT owner FROM casino_processes")}
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
+def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Supervised, db_url: str) -> None:
+    sup = supervised
+    host = socket.gethostname()
+    owners = {f"{host}:{sup.port}/0", f"{host}:{sup.port}/1"}
+    for owner in sorted(owners):
+        sup.wait_for(f"worker {owner} ready")
+    assert f"2 workers on http://127.0.0.1:{sup.port} (database: " in sup.log()
+    assert f"broker: embedded Redis on unix://{sup.redis_dir}/redis.sock)" in sup.log()
+    assert _owners(db_url) == owners  # both beat in casino_processes, each in its slot
+    with httpx.Client(base_url=sup.url) as http:
+        for _ in range(6):  # the kernel spreads the connections; every answer is a worker's
+            assert http.get("/health", headers={"Connection": "close"}).status_code == 200
+        assert http.get("/health/ready").status_code == 200
+    redis = redis_embedded.status(sup.redis_dir)
+    assert redis.running and redis.pid and redis.users == [sup.proc.pid]
+
+    # kill -9 one worker: the supervisor says so and starts it again in its slot (same owner).
+    (first,) = sup.workers()[1]
+    os.kill(first, signal.SIGKILL)
+    sup.wait_for(f"worker 1 (pid {first}) was killed by SIGKILL; restarting it in")
+    deadline = time.monotonic() + 30
+    while len(sup.workers()[1]) < 2:
+        assert time.monotonic() < deadline, sup.log()[-3000:]
+        time.sleep(0.05)
+    again = sup.workers()[1][1]
+    sup.wait_for(f"worker {host}:{sup.port}/1 ready (pid {again})")
+    assert httpx.get(f"{sup.url}/health").status_code == 200
+    assert _owners(db_url) == owners
+
+    # SIGTERM: every worker stops gracefully (each says so and leaves casino_processes), then
+    # the embedded Redis it started stops.
+    sup.proc.send_signal(signal.SIGTERM)
+    assert sup.proc.wait(40) == 0, sup.log()[-3000:]
+    log = sup.log()
+    assert "killed:" not in log  # none had to be killed
+    for owner in owners:
+        assert f"worker {owner} stopped" in log
+    assert log.rstrip().endswith("INFO casino: stopped")  # the supervisor, last
+    for pids in sup.workers().values():
+        for pid in pids:
+            assert not redis_embedded._alive(pid)
+    assert not redis_embedded._alive(redis.pid)
+    assert not redis_embedded.status(sup.redis_dir).running
+    assert not (sup.redis_dir / "redis.sock").exists()
+    assert _owners(db_url) == set()
