@@ -28,8 +28,8 @@ def raise_fd_limit(want: int = 0) -> int:
 
 
 def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str, float]]:
-    """CPU seconds used so far by each process, with its group: the server, PostgreSQL, the
-    drivers or everything else."""
+    """CPU seconds used so far by each process, with its group: the server (its workers too),
+    PostgreSQL, Redis, the drivers or everything else."""
     tick = os.sysconf("SC_CLK_TCK")
     out: dict[int, tuple[str, float]] = {}
     for d in Path("/proc").iterdir():
@@ -43,8 +43,10 @@ def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str,
         fields = raw[raw.rindex(")") + 2:].split()
         used = (int(fields[11]) + int(fields[12])) / tick
         pid = int(d.name)
-        group = ("server" if pid == server_pid else "driver" if pid in driver_pids or pid == os.getpid()
-                 else "postgres" if comm.startswith("postgres") else "other")
+        ppid = int(fields[1])  # (``casino serve --workers N``: the workers are the supervisor's children)
+        group = ("server" if server_pid in (pid, ppid) else "driver" if pid in driver_pids or pid == os.getpid()
+                 else "postgres" if comm.startswith("postgres") else "redis" if comm.startswith("redis")
+                 else "other")
         out[pid] = (group, used)
     return out
 

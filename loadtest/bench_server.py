@@ -5,6 +5,7 @@
     .venv/bin/python -m loadtest.bench_server idle    [--sockets 10000 20000]
     .venv/bin/python -m loadtest.bench_server crowd   [--players 2000 --bets 5 --window 15]
     .venv/bin/python -m loadtest.bench_server profile [--seconds 15]
+    .venv/bin/python -m loadtest.bench_server scale   [--workers 1 2 --rounds 2 --sockets 2000]
 
 Each starts ``casino serve`` on 127.0.0.1 with a fresh database (see ``loadtest.server_process``,
 the echo endpoint switched on), sets up the floor over HTTP and drives it from ``--procs``
@@ -29,6 +30,12 @@ crowd    one live wheel, ``--players`` sockets each a player subscribed to it; t
          settlement's time (the result's ack, and its events' arrival at the last socket);
          the ledger check.
 profile  py-spy samples the server during the peak bet load: where the CPU time goes.
+scale    ``casino serve --workers N`` for each N of ``--workers`` in turn, alternating
+         ``--rounds`` times, each on a fresh server: peak (one closed-loop round: echo and
+         acked bets/s; then the half-load latency) and fanout (one event to ``--sockets``
+         sockets); then each N's acked bets/s and fan-out p99 against one process's, from
+         the same run. The sockets land on the workers as the kernel hands them out, so
+         about (N-1)/N of the bets go to a table served by another worker (forwarded).
 """
 
 from __future__ import annotations
@@ -291,6 +298,43 @@ async def bench_idle(srv: LoadServer, a: argparse.Namespace, n: int) -> dict:
     return out
 
 
+def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
+    """Each worker count in turn, ``a.rounds`` times, a fresh server each time."""
+    runs: dict[int, list[dict]] = {n: [] for n in a.workers}
+    for r in range(a.rounds):
+        for n in a.workers:
+            print(f"-- {n} worker(s), round {r + 1}", flush=True)
+            log = OUT / f"scale-{stamp}-{n}w-{r}-server.log"
+            with LoadServer(env=env, log_path=log, workers=n) as srv:
+                time.sleep(2 * n)  # the tables spread over the workers (placement) before the clock starts
+                peak = asyncio.run(bench_peak(srv, argparse.Namespace(**{**vars(a), "rounds": 1})))
+                fan = (asyncio.run(bench_fanout(srv, argparse.Namespace(**{**vars(a), "sockets": [a.sockets]})))
+                       if a.sockets else {})
+            runs[n].append({"peak": peak, "fanout": fan.get(a.sockets)})
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs) if xs else float("nan")
+
+    def bets(n: int) -> float:
+        return mean([x["peak"]["rounds"][0]["bets"]["per_s"] for x in runs[n]])
+
+    def echo(n: int) -> float:
+        return mean([x["peak"]["rounds"][0]["echo"]["per_s"] for x in runs[n]])
+
+    def fan_p99(n: int) -> float:
+        return mean([x["fanout"]["p99"] for x in runs[n] if x["fanout"]])
+
+    summary = {}
+    for n in a.workers:
+        summary[n] = {"bets_per_s": bets(n), "echo_per_s": echo(n), "fanout_p99_ms": fan_p99(n),
+                      "bets_vs_first": bets(n) / bets(a.workers[0]), "half_p99_ms":
+                      mean([x["peak"]["half"]["p99"] for x in runs[n]])}
+        print(f"  {n} worker(s): {summary[n]['bets_per_s']:.0f} acked bets/s ({summary[n]['bets_vs_first']:.2f} x "
+              f"{a.workers[0]}), echo {summary[n]['echo_per_s']:.0f}/s, half-load p99 "
+              f"{summary[n]['half_p99_ms']:.1f} ms, fan-out p99 {summary[n]['fanout_p99_ms']:.0f} ms", flush=True)
+    return {"runs": runs, "summary": summary}
+
+
 # ---- command line ------------------------------------------------------------------------
 
 
@@ -320,6 +364,16 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--echo-seconds", type=float, default=5,
                    help="the bare echo's closed loop first (200 sockets), the run's yardstick; 0: none")
     s.add_argument("--procs", type=int, default=2)
+    s = sub.add_parser("scale")
+    s.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    s.add_argument("--rounds", type=int, default=2, help="times each worker count is measured, alternating")
+    s.add_argument("--connections", type=int, default=200)
+    s.add_argument("--tables", type=int, default=10)
+    s.add_argument("--seconds", type=float, default=10)
+    s.add_argument("--sockets", type=int, default=2000, help="fan-out sockets (0: no fan-out phase)")
+    s.add_argument("--events", type=int, default=12)
+    s.add_argument("--gap", type=float, default=1.0)
+    s.add_argument("--procs", type=int, default=2)
     a = p.parse_args(argv)
     # Inherited by the server and the workers: the server holds one fd per socket.
     sockets = max(a.sockets) if a.bench in ("idle", "fanout") else getattr(a, "players", 0)
@@ -331,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     env = dict(BENCH_ENV)
     print(f"{a.bench}: {os.cpu_count()} cores, {stamp}", flush=True)
+    if a.bench == "scale":
+        result = bench_scale(a, env, stamp)
+        path = OUT / f"{a.bench}-{stamp}.json"
+        path.write_text(json.dumps(result, indent=1, default=str))
+        print(f"results: {path}")
+        return 0
     if a.bench == "idle":  # a fresh server for each size
         result = {}
         for n in a.sockets:

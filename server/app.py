@@ -34,6 +34,7 @@ from server.manager import TableManager
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
 from server.store.limits import LimitsStore
+from server.tables import serve_calls
 from server.ws import ws_endpoint
 
 log = logging.getLogger("casino")
@@ -45,10 +46,24 @@ async def _retrieve_user(token: Any, connection: ASGIConnection[Any, Any, Any, A
         return await store.get_user(conn, token.sub)
 
 
+def _channels_backend(settings: Settings) -> Any:
+    """Table events: in memory for one process alone; on Redis pub/sub when several share
+    the floor (REDIS_URL), so a batch committed by a table's owner reaches every process's
+    subscribers. Pub/sub, not streams: a subscriber that missed frames (a dropped broker
+    connection) fills the gap from PostgreSQL by seq (``server.ws.connection``)."""
+    if not settings.redis_url:
+        return MemoryChannelsBackend()
+    from redis.asyncio import Redis
+
+    from server.channels_backend import ResilientPubSubBackend
+
+    return ResilientPubSubBackend(redis=Redis.from_url(settings.redis_url), key_prefix="casino")
+
+
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     jwt_auth = make_jwt_auth(settings.jwt_secret, settings.token_minutes, _retrieve_user)
-    channels = ChannelsPlugin(backend=MemoryChannelsBackend(), arbitrary_channels_allowed=True)
+    channels = ChannelsPlugin(backend=_channels_backend(settings), arbitrary_channels_allowed=True)
     bots: list[asyncio.Task[None]] = []
 
     @asynccontextmanager
@@ -60,6 +75,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         resources = Resources(settings, url, pool, Ledger(pool), LimitsStore(pool), channels,
                               Tokens(jwt_auth, settings.token_minutes))
         resources.manager = TableManager(resources)
+        serve_calls(resources)  # what other processes ask of the tables served here
         app.state.resources = resources
         await ensure_admin(pool)
         if settings.demo:

@@ -47,6 +47,9 @@ class Settings:
     # Identifies this process in table_owners; leases are renewed every lease_seconds / 3.
     owner_id: str = field(default_factory=lambda: f"{os.uname().nodename}:{os.getpid()}")
     lease_seconds: float = 15.0
+    # A table's engine state is written at least every this many batches (and at each new
+    # round; between, its commands are logged): 0 is the runtime's SNAPSHOT_BATCHES.
+    snapshot_batches: int = 0
     demo: bool = False  # create the demo tables and accounts on a fresh database
     bots: bool = False  # and start bots that play at them
     public_url: str = "http://127.0.0.1:8000"
@@ -71,6 +74,7 @@ class Settings:
             send_stall_seconds=num("CASINO_SEND_STALL_SECONDS", 2.0),
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
+            snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
         )
         for k, v in overrides.items():

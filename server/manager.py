@@ -1,4 +1,5 @@
-"""All tables of this process: which it owns (DB lease), starting, stopping, failover.
+"""All tables of this process: which it owns (DB lease), starting, stopping, failover,
+and, with a broker (several processes serving one floor), spreading them over the processes.
 
 Ownership is a lease row in ``table_owners``, renewed every ``lease_seconds / 3``; another
 process takes a table over once its lease has run out. Changes made through any process
@@ -6,11 +7,20 @@ process takes a table over once its lease has run out. Changes made through any 
 on PostgreSQL's ``casino_table_changed`` channel, so the owner reloads the table at once
 and a process that stopped gracefully is replaced at once, not a lease later. The lease
 loop reloads everything too, in case a notice was lost with a connection.
+
+With a broker (REDIS_URL) a client on any process plays any table (``server.router``), so
+the tables are spread: each process takes the tables the live processes' rendezvous hash
+gives it (``server.placement``), a table nobody took within a lease after its lease ran
+out goes to whoever sees it first, and a process holding a table that another live
+process should serve hands it over between rounds (never mid-round: a table that starts
+elsewhere voids what a crash cut off, and a hand-over is not a crash). Without a broker a
+table stays with the process that took it, as clients can only play where they connect.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from datetime import datetime
@@ -19,13 +29,19 @@ from typing import Any
 import msgspec
 
 from games.errors import GameError
-from server import store
+from server import jackpots, store
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
+from server.placement import preferred
 from server.resources import Resources
-from server.runtime import TableRuntime
+from server.router import Router
+from server.runtime import Item, TableRuntime
 
 log = logging.getLogger("casino.tables")
+
+# Tables handed to a better-placed process per lease tick at most (a newly started process
+# gets its share over a few ticks, not in one burst of table restarts).
+REBALANCE_PER_TICK = 8
 
 
 class Waiting(msgspec.Struct):
@@ -58,15 +74,23 @@ class TableManager:
         self._reloads: set[asyncio.Task] = set()
         self._reload_locks: dict[str, asyncio.Lock] = {}
         self.started = False
+        self.router = Router(self)
+        me = ctx.settings.owner_id
+        self.live: set[str] = {me}  # the processes beating now (this one always)
+        self.owners: dict[str, str] = {}  # table -> the live process serving it, as last read
+        self.leases: dict[str, store.TableLease] = {}
 
     async def start(self) -> None:
+        await self.router.start()  # first: calls for the tables it takes must reach it
         await self._beat()
         await self._listen()  # first: a change made while the tables load is not missed
         async with self.ctx.pool.acquire() as conn:
             for info in await store.load_tables(conn):
                 self.infos[info.id] = info
+        await self._read_floor()
         for info in list(self.infos.values()):
-            await self._try_own(info)
+            if self._may_take(info.id):
+                await self._try_own(info)
         self.started = True
         log.info("serving %d of %d tables", len(self.runtimes), sum(not i.archived for i in self.infos.values()))
         self._lease_task = asyncio.create_task(self._lease_loop(), name="table leases")
@@ -90,6 +114,7 @@ class TableManager:
                 for table_id in await store.hand_back_all(conn, self.ctx.settings.owner_id):
                     await store.notify_table_changed(conn, table_id)
                 await store.stopped(conn, self.ctx.settings.owner_id)
+        await self.router.stop()
 
     def known(self, table_id: str) -> TableInfo:
         """The table, open or archived."""
@@ -140,13 +165,96 @@ class TableManager:
                 await rt.stop()
                 self.runtimes.pop(table_id, None)
                 await store.hand_back(self.ctx.pool, self.ctx.settings.owner_id, table_id)
-        elif rt is None and self.started and not new:
+        elif rt is None and self.started and not new and await self._may_take_now(table_id):
             # Its owner may have just handed it back. (A new table is its creator's to start;
             # should the creator fail, the lease loop takes it over.)
             await self._try_own(info)
 
     def lost(self, table_id: str) -> None:
         self.runtimes.pop(table_id, None)
+        self.owners.pop(table_id, None)
+
+    # ---- the floor: who lives, who serves what ------------------------------------------------
+    async def _read_floor(self) -> None:
+        s = self.ctx.settings
+        within = s.lease_seconds * 2 / 3  # a beat every lease/3: one late beat is forgiven
+        async with self.ctx.pool.acquire() as conn:
+            self.live = await store.live_processes(conn, within) | {s.owner_id}
+            leases = await store.open_table_leases(conn, within)
+        self.leases = {lease.table: lease for lease in leases}
+        self.owners = {lease.table: lease.owner for lease in leases if lease.served and lease.owner}
+        for tid, rt in self.runtimes.items():
+            if not rt.stopped:
+                self.owners[tid] = s.owner_id
+
+    async def committed_seq(self, table_id: str, conn: Any) -> int:
+        """The seq of the table's last committed event (its runtime's, or the database's)."""
+        rt = self.runtimes.get(table_id)
+        if rt is not None and not rt.stopped:
+            return rt.seq
+        return await store.last_seq(conn, table_id)
+
+    async def refresh_owner(self, table_id: str) -> str | None:
+        """Read who serves ``table_id`` now (a call to its last known owner went unanswered)."""
+        if table_id in self.runtimes:
+            return self.ctx.settings.owner_id
+        lease = await store.table_lease(self.ctx.pool, table_id, self.ctx.settings.lease_seconds * 2 / 3)
+        if lease is not None and lease.served and lease.owner:
+            self.owners[table_id] = lease.owner
+        else:
+            self.owners.pop(table_id, None)
+        return self.owners.get(table_id)
+
+    def _may_take(self, table_id: str) -> bool:
+        """Whether this process should take ``table_id`` when its lease is free: always
+        without a broker; with one, if the placement names it, or if the table has waited a
+        whole lease for the process it names."""
+        if not self.router.shared:
+            return True
+        me = self.ctx.settings.owner_id
+        if preferred(table_id, self.live) == me:
+            return True
+        lease = self.leases.get(table_id)
+        if lease is None or lease.lease_until is None:
+            return False  # never served: its creator starts it
+        waited = datetime.now(lease.lease_until.tzinfo) - lease.lease_until
+        return waited.total_seconds() > self.ctx.settings.lease_seconds
+
+    async def _may_take_now(self, table_id: str) -> bool:
+        """``_may_take`` on a fresh reading of the floor (a notice: a process that stopped
+        gracefully has just handed its tables back and left the live set)."""
+        if self.router.shared:
+            await self._read_floor()
+        return self._may_take(table_id)
+
+    async def _rebalance(self) -> None:
+        """Hand tables a better-placed live process should serve to it, between rounds."""
+        if not self.router.shared:
+            return
+        me, moved = self.ctx.settings.owner_id, 0
+        for tid, rt in list(self.runtimes.items()):
+            want = preferred(tid, self.live)
+            if want == me or rt.stopped or not rt.idle():
+                continue
+            log.info("table %s: handing it to %s (placement)", tid, want)
+            await rt.stop()
+            self.lost(tid)
+            async with self.ctx.pool.acquire() as conn:
+                async with conn.transaction():
+                    await store.hand_back(conn, me, tid)
+                    await store.notify_table_changed(conn, tid)
+            moved += 1
+            if moved >= REBALANCE_PER_TICK:
+                return
+
+    def relay_meters(self, changes: list[tuple[str, int, int]]) -> None:
+        """New jackpot meters to every linked table running here (a jackpot_meters command)."""
+        for jackpot, minor, major in changes:
+            for rt in list(self.runtimes.values()):
+                cfg = jackpots.config_of(rt.engine)
+                if cfg is not None and cfg.jackpot == jackpot and not rt.stopped:
+                    command = rt.kind.meters_command(rt.info, minor, major)
+                    rt.queue.put_nowait(Item(rt.system, f"meters:{minor}:{major}", command))
 
     async def readiness(self) -> Readiness:
         """Whether every open table is served, here or by a live process; which are not."""
@@ -172,6 +280,14 @@ class TableManager:
         self._starting.add(info.id)
         try:
             return await self._own(info)
+        except Exception:
+            # One table that cannot start (a state that does not load, a replay that does not
+            # match its history) never keeps the others from starting: it is handed back
+            # and tried again at a later lease tick, loudly.
+            log.exception("table %s: could not start it here; handing it back", info.id)
+            with contextlib.suppress(Exception):
+                await store.hand_back(self.ctx.pool, self.ctx.settings.owner_id, info.id)
+            return False
         finally:
             self._starting.discard(info.id)
 
@@ -187,6 +303,8 @@ class TableManager:
         rt = TableRuntime(self.ctx, info, kind)
         await rt.start()
         self.runtimes[info.id] = rt
+        self.owners[info.id] = s.owner_id
+        self.router.started(info.id)  # who follows it, here and elsewhere, is present at once
         log.debug("table %s (%s %s, %s): running here at seq %d", info.id, info.game, info.profile, info.mode, rt.seq)
         return True
 
@@ -246,9 +364,14 @@ class TableManager:
                     if info is not fresh and (info.staff, info.authorisations, info.archived) != (
                             fresh.staff, fresh.authorisations, fresh.archived):
                         await self.reload(fresh.id)
+                await self._read_floor()
                 for info in list(self.infos.values()):
-                    if info.id not in self.runtimes:
+                    if info.id not in self.runtimes and self._may_take(info.id):
                         await self._try_own(info)
+                for rt in list(self.runtimes.values()):
+                    rt.forget_sources(self.live)
+                self.router.owners_changed()
+                await self._rebalance()
             except asyncio.CancelledError:
                 raise
             except Exception:

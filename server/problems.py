@@ -45,6 +45,7 @@ STATUS_BY_CODE = {
     "table_closing": 409,
     "id_conflict": 409,
     "table_unavailable": 503,
+    "outcome_unknown": 504,  # the table's server took it and did not answer in time: it may apply it
     "too_many_attempts": 429,
     "account_locked": 429,
     "internal_error": 500,

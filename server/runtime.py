@@ -2,7 +2,8 @@
 
 Per batch of queued commands: the engine handles each (a GameError rejects that one and
 changes nothing), then ONE PostgreSQL transaction writes the ledger ops, the events with
-their seq, the engine state and the accepted command ids; only after the commit are the
+their seq, the commands applied (or, at a snapshot, the engine state: ``SNAPSHOT_BATCHES``;
+a start replays the log on the snapshot, ``restore``) and the accepted command ids; only after the commit are the
 commands acknowledged and the events broadcast on the table's channel, all of the batch's
 events in one ``events`` message encoded once (one frame per subscriber per batch). If the ledger
 refuses the batch (insufficient funds...), the engine is rebuilt from the committed state
@@ -20,7 +21,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 import msgspec
 
@@ -39,6 +40,14 @@ log = logging.getLogger("casino.runtime")
 
 BATCH = 512  # commands per transaction at most (group commit; issue 7)
 REJECT_MEMORY = 10_000
+# The engine state (~34 KB at a busy table) is written at a snapshot only: when a batch opens
+# a new round, else at least every SNAPSHOT_BATCHES batches; between snapshots a batch logs
+# its commands (a few hundred bytes) instead. 64: a recovery replays at most 64 batches
+# (milliseconds of engine work even at BATCH commands each, and a round's worth in practice),
+# while a betting window's many small batches write the state once per 64 instead of each.
+# CASINO_SNAPSHOT_BATCHES (Settings.snapshot_batches) overrides it (tests force long logs).
+SNAPSHOT_BATCHES = 64
+STOP_WAIT_SECONDS = 10.0  # a stopping table waits this long for its batch under way
 _accepted_decoder = msgspec.json.Decoder(Accepted)
 
 
@@ -55,6 +64,11 @@ class LostOwnership(Exception):
     pass
 
 
+class ReplayRefused(Exception):
+    """The commands logged since the table's snapshot do not reproduce its stored events:
+    the table is not started (never serve a state that disagrees with what players saw)."""
+
+
 @dataclass
 class Item:
     who: Principal
@@ -67,6 +81,16 @@ class Item:
     @property
     def system(self) -> bool:
         return self.who.role == "system"
+
+
+class Staged(NamedTuple):
+    """An item applied to the engine in a batch not yet committed."""
+
+    it: Item
+    events: list[Any]  # its ``pre``, then its command's, then (a batch's last) a jackpot pool's
+    rounds: list[str]  # the round of each event
+    command: Any  # the command as applied (``kind.draw``): what is logged; None: none
+    own: int  # how many of ``events`` its command produced
 
 
 class TableRuntime:
@@ -84,14 +108,25 @@ class TableRuntime:
         self.engine: Any = None
         self.seq = 0
         self.committed = b""
+        # The log since the snapshot: the table's command counter, the committed round, the
+        # batches logged since the last snapshot, and whether the next batch must take one
+        # (the first after a start does: what was replayed is not replayed again).
+        self.command = 0
+        self.round = ""
+        self.logged_batches = 0
+        self.snapshot_due = True
         self.task: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self.stopped = False
+        self._busy = False  # a batch is being applied and committed
+        self._batch: list[Item] = []
+        self._idle = asyncio.Event()
         # Being closed for good (archived): no command but the closing one is taken any more.
         self.sealed = False
         # Who follows the table from this process: a seat whose player has gone is released.
         self.presence = Presence()
+        self.sources: dict[str, set[str]] = {}  # process -> the players following the table there
         self.metrics = metrics.for_game(kind.name)
         # When this process last renewed the table's lease (taken just before the runtime is
         # built; renewed by each commit and by the manager's lease loop): the lease age gauge.
@@ -101,22 +136,7 @@ class TableRuntime:
     async def start(self) -> None:
         # A table opened before floor accounts existed gets its own now (idempotent).
         await self.ctx.ledger.open_account(accounts.floor(self.info.id, self.info.currency))
-        async with self.ctx.pool.acquire() as conn:
-            loaded = await store.load_state(conn, self.info.id)
-            if loaded is None:
-                self.engine = self.kind.new_engine(self.info)
-                self.committed = self.kind.dump(self.engine)
-                await store.create_state(conn, self.info.id, self.kind.round_id(self.engine), self.committed)
-                loaded = await store.load_state(conn, self.info.id)
-                if await self.ctx.limits.current(self.info.id) is None:
-                    limits = self.kind.current_limits(self.engine, self.info)
-                    await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits")
-            assert loaded is not None
-            self.seq, self.committed = loaded
-            self.engine = self.kind.load(self.committed)
-            if self.kind.upgrade(self.engine, self.info):
-                self.committed = self.kind.dump(self.engine)
-                await store.replace_state(conn, self.info.id, self.committed)
+        await self.restore()
         commands, outcome = self.kind.recover(self.engine, self.info)
         if commands or outcome:
             # The rules complete or void what a crash cut off; players see both the break and the outcome.
@@ -134,16 +154,103 @@ class TableRuntime:
             self.queue.put_nowait(Item(self.system, "meters", self.kind.meters_command(self.info, *meters)))
         self.task = asyncio.create_task(self._run(), name=f"table {self.info.id}")
 
+    async def restore(self) -> None:
+        """The engine as last committed: the table's snapshot (upgraded if an older build
+        saved it), then the commands logged since, applied again and checked against the
+        events stored for them; ``ReplayRefused`` if they differ. A new table gets its first
+        state. (The upgrade comes before the replay: the commands were applied to the
+        upgraded engine.)"""
+        async with self.ctx.pool.acquire() as conn:
+            loaded = await store.load_state(conn, self.info.id)
+            if loaded is None:
+                self.engine = self.kind.new_engine(self.info)
+                self.committed = self.kind.dump(self.engine)
+                await store.create_state(conn, self.info.id, self.kind.round_id(self.engine), self.committed)
+                loaded = await store.load_state(conn, self.info.id)
+                if await self.ctx.limits.current(self.info.id) is None:
+                    limits = self.kind.current_limits(self.engine, self.info)
+                    await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits")
+            assert loaded is not None
+            self.engine = self.kind.load(loaded.state)
+            if self.kind.upgrade(self.engine, self.info):
+                await store.replace_state(conn, self.info.id, self.kind.dump(self.engine))
+            logged = await store.logged_commands(conn, self.info.id, loaded.state_command)
+            stored = await store.stored_events(conn, self.info.id, loaded.state_seq) if logged else []
+        self._replay(logged, stored, loaded.seq)
+        self.seq = loaded.seq
+        self.command = logged[-1].n if logged else loaded.state_command
+        self.committed = self.kind.dump(self.engine)
+        self.round = self.kind.round_id(self.engine)
+        self.snapshot_due = True
+        if logged:
+            log.debug("table %s: %d commands replayed since the snapshot at seq %d", self.info.id, len(logged),
+                      loaded.state_seq)
+
+    def _replay(self, logged: list[store.LoggedCommand], stored: list[store.StoredEvent], last: int) -> None:
+        """Apply ``logged`` to the engine, each as its actor gave it, and check that each
+        gives exactly the events stored under its seqs (kind, round and JSON). The events
+        no command produced (the server's table_interrupted and table_resumed, a jackpot
+        pool's) are not the engine's and are not compared."""
+        by_seq = {e.seq: e for e in stored}
+        for c in logged:
+            try:
+                command = self.kind.decode_command(c.command)
+                before = self.kind.round_id(self.engine)
+                events = self.kind.engine_events(self.engine, command,
+                                                 self.kind.actor(Principal(c.actor, c.role, self.info.currency)))
+            except Exception as exc:  # accepted when it was applied: a replay must accept it too
+                self._refuse(c.first_seq, f"command {c.n} ({c.role} {c.actor}) now fails: "
+                                          f"{type(exc).__name__}: {exc}")
+            rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
+            for i, (ev, round_id) in enumerate(zip(events, rounds, strict=True)):
+                seq, kind = c.first_seq + i, event_tag(ev)
+                row = by_seq.get(seq) if seq <= min(c.last_seq, last) else None
+                if row is None:
+                    self._refuse(seq, f"command {c.n} gives {kind}, none is stored there for it")
+                elif row.kind != kind or row.round != round_id:
+                    self._refuse(seq, f"command {c.n} gives {kind} in {round_id}, stored: {row.kind} in {row.round}")
+                elif msgspec.json.decode(row.payload) != msgspec.json.decode(encoder.encode(ev)):
+                    self._refuse(seq, f"command {c.n} gives a {kind} event that differs from the stored one")
+            if len(events) < c.last_seq - c.first_seq + 1:
+                self._refuse(c.first_seq + len(events), f"command {c.n} gives {len(events)} events, "
+                                                        f"{c.last_seq - c.first_seq + 1} stored")
+
+    def _refuse(self, seq: int, why: str) -> NoReturn:
+        msg = (f"table {self.info.id}: the commands logged since its snapshot do not reproduce its events at "
+               f"seq {seq}: {why}; the table is not started")
+        log.error("%s", msg)
+        raise ReplayRefused(msg)
+
     async def stop(self) -> None:
         self.stopped = True
         if self._timer:
             self._timer.cancel()
+        if self._busy:
+            # A batch under way finishes (committed and answered, or rolled back and refused)
+            # before the table stops: never cut off between its commit and its answers.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), STOP_WAIT_SECONDS)
         if self.task:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
+        if self._busy:  # a batch cut off after STOP_WAIT_SECONDS: its commit may have happened
+            for it in self._batch:
+                if it.future is not None and not it.future.done():
+                    it.future.set_result(Rejected(it.cid, "outcome_unknown", "The table stopped while recording "
+                                                  "this: send it again with the same cid (applied at most once).",
+                                                  self.info.id))
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
+
+    def idle(self) -> bool:
+        """Between rounds with nothing queued or under way and no bet in play: the table may
+        move to another process with nothing to complete or void (``kind.recover`` would
+        find nothing), and nobody's bet waits on a betting window started again there."""
+        if self._busy or not self.queue.empty() or self.kind.open_wagers(self.engine):
+            return False
+        commands, outcome = self.kind.recover(self.engine, self.info)
+        return not commands and not outcome
 
     # ---- submitting ------------------------------------------------------------------------
     def submit(self, who: Principal, cid: str, command: Any, *, closing: bool = False) -> asyncio.Future:
@@ -195,6 +302,9 @@ class TableRuntime:
             batch = [item]
             while len(batch) < BATCH and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
+            self._busy = True
+            self._idle.clear()
+            self._batch = batch
             try:
                 await self._process(batch)
             except LostOwnership:
@@ -209,6 +319,9 @@ class TableRuntime:
                 self.engine = self.kind.load(self.committed)
                 for it in batch:
                     self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
+            finally:
+                self._busy = False
+                self._idle.set()
             self._arm_timer()
 
     async def _process(self, batch: list[Item]) -> None:
@@ -231,13 +344,15 @@ class TableRuntime:
             await self._apply(batch, conn)
 
     async def _apply(self, items: list[Item], conn: Any) -> None:
-        staged: list[tuple[Item, list[Any], list[str]]] = []
+        staged: list[Staged] = []
         for n, it in enumerate(items):
             before = self.kind.round_id(self.engine)
+            command: Any = None
+            own: list[Any] = []
             try:
-                events = list(it.pre)
                 if it.command is not None:
-                    events += self.kind.engine_events(self.engine, it.command, self.kind.actor(it.who))
+                    command = self.kind.draw(self.engine, it.command)
+                    own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
             except GameError as exc:
                 self._reject(it, exc.code, exc.message)
                 continue
@@ -246,9 +361,11 @@ class TableRuntime:
                 log.exception("table %s: engine failed on %r", self.info.id, it.command)
                 self.engine = self.kind.load(self.committed)
                 self._reject(it, "internal_error", "The table could not apply that; nothing was changed.")
-                await self._apply([s[0] for s in staged] + items[n + 1:], conn)
+                await self._apply([s.it for s in staged] + items[n + 1:], conn)
                 return
-            staged.append((it, events, self.kind.label_rounds(events, before, self.kind.round_id(self.engine))))
+            events = [*it.pre, *own]
+            rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
+            staged.append(Staged(it, events, rounds, command, len(own)))
         if not staged:
             return
         started = time.monotonic()
@@ -259,10 +376,11 @@ class TableRuntime:
                 # A linked jackpot: the pool's state and money in the same transaction.
                 async with conn.transaction():
                     pooled = await jackpots.forward(self.ctx, conn, self.info.id, self.engine,
-                                                    [ev for _, events, _ in staged for ev in events])
+                                                    [ev for s in staged for ev in s.events])
                     if pooled:
-                        it, events, rounds = staged[-1]
-                        staged[-1] = (it, events + pooled, rounds + [rounds[-1] if rounds else ""] * len(pooled))
+                        last = staged[-1]
+                        staged[-1] = last._replace(events=last.events + pooled, rounds=last.rounds + [
+                            last.rounds[-1] if last.rounds else ""] * len(pooled))
                     frames = await self._commit(staged, conn)
                 self._relay_meters(jackpots.meters_changes(pooled))
         except LostOwnership:
@@ -276,13 +394,13 @@ class TableRuntime:
                 if not isinstance(exc, GameError):
                     log.warning("table %s: a batch of %d commands could not be committed (%s: %s); "
                                 "each is tried alone", self.info.id, len(staged), type(exc).__name__, exc)
-                for it, _, _ in staged:
-                    await self._apply([it], conn)
+                for s in staged:
+                    await self._apply([s.it], conn)
             elif isinstance(exc, GameError):
-                self._reject(staged[0][0], exc.code, exc.message)
+                self._reject(staged[0].it, exc.code, exc.message)
             else:
                 log.exception("table %s: commit failed", self.info.id)
-                self._reject(staged[0][0], "internal_error", "The table could not record that; nothing was changed.")
+                self._reject(staged[0].it, "internal_error", "The table could not record that; nothing was changed.")
             return
         # Committed (and the lease renewed with it). Per batch: two observes; per command: a
         # counter increment and an observe, children held by self.metrics (no label lookups).
@@ -290,7 +408,7 @@ class TableRuntime:
         m = self.metrics
         m.commit.observe(now - started)
         m.batch.observe(len(staged))
-        await self._record_limits([ev for _, events, _ in staged for ev in events])
+        await self._record_limits([ev for s in staged for ev in s.events])
         channel = channel_of(self.info.id)
         for it, last_seq in frames[1]:
             if it.future is not None and not it.future.done():
@@ -305,13 +423,8 @@ class TableRuntime:
             log.exception("table %s: broadcast failed", self.info.id)
 
     def _relay_meters(self, changes: list[Any]) -> None:
-        """New jackpot meters go to every linked table running here (a jackpot_meters command)."""
-        for ch in changes:
-            for rt in list(self.ctx.manager.runtimes.values()):
-                cfg = jackpots.config_of(rt.engine)
-                if cfg is not None and cfg.jackpot == ch.jackpot and not rt.stopped:
-                    command = rt.kind.meters_command(rt.info, ch.minor, ch.major)
-                    rt.queue.put_nowait(Item(rt.system, f"meters:{ch.minor}:{ch.major}", command))
+        """New jackpot meters go to every linked table, in this process or another."""
+        self.ctx.manager.router.meters([(ch.jackpot, ch.minor, ch.major) for ch in changes])
 
     async def _record_limits(self, events: list[Any]) -> None:
         """Versioned limits for the limits store (``server.store.limits``; the engine state stays the authority)."""
@@ -321,9 +434,10 @@ class TableRuntime:
             except Exception:
                 log.exception("table %s: could not record the limits change", self.info.id)
 
-    async def _commit(self, staged: list[tuple[Item, list[Any], list[str]]], conn: Any):
+    async def _commit(self, staged: list[Staged], conn: Any):
         tid, cur = self.info.id, self.info.currency
-        seq = self.seq
+        seq, n = self.seq, self.command
+        logged: list[tuple] = []
         event_rows: list[tuple] = []
         published: list[TableEvent] = []
         acks: list[tuple[Item, int]] = []
@@ -331,7 +445,14 @@ class TableRuntime:
         audits: list[tuple] = []
         players: set[tuple[str, str]] = set()
         all_events: list[Any] = []
-        for it, events, rounds in staged:
+        unreadable = False
+        for it, events, rounds, command, own in staged:
+            if command is not None:  # its events follow its item's ``pre``
+                n += 1
+                first = seq + len(it.pre) + 1
+                raw = encoder.encode(command)
+                unreadable = unreadable or not self._reads_back(command, raw)
+                logged.append((n, first, first + own - 1, it.who.id, it.who.role, raw.decode()))
             for ev, round_id in zip(events, rounds, strict=True):  # a round per event
                 seq += 1
                 all_events.append(ev)
@@ -346,8 +467,11 @@ class TableRuntime:
                                encoder.encode(it.command).decode()))
             if not it.system:
                 results.append((it.who.id, it.cid, tid, encoder.encode(Accepted(it.cid, tid, seq)).decode()))
-        state = self.kind.dump(self.engine)
+        state = self.kind.dump(self.engine)  # (in memory each batch: a rollback reloads it)
         last_round = self.kind.round_id(self.engine)
+        every = self.ctx.settings.snapshot_batches or SNAPSHOT_BATCHES
+        snapshot = (self.snapshot_due or last_round != self.round or self.logged_batches + 1 >= every
+                    or unreadable)
         ops = ops_for(tid, cur, all_events)
         async with conn.transaction():
             if ops:
@@ -356,27 +480,61 @@ class TableRuntime:
                 await store.audit.record_many(conn, audits)
             # The rest of the batch in one statement, one round trip (issue 7's profile:
             # round trips to PostgreSQL were most of a small batch's cost).
+            # The engine state only at a snapshot; else the batch's commands are logged.
             owned = await store.record_batch(
-                conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round, state,
+                conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, open_refs(tid, self.kind.open_wagers(self.engine)),
+                logged, n, state if snapshot else None,
             )
             if not owned:  # fencing: another process owns the table; the transaction rolls back
                 raise LostOwnership(tid)
-        self.seq = seq
+        self.seq, self.command, self.round = seq, n, last_round
         self.committed = state
+        if snapshot:
+            self.snapshot_due, self.logged_batches = False, 0
+        else:
+            self.logged_batches += 1
         # The whole batch in one message, encoded once for every subscriber.
         frames = [encoder.encode(Events(tid, seq, published))] if published else []
         return frames, acks
 
-    # ---- presence ----------------------------------------------------------------------------
-    def joined(self, who: Principal) -> None:
-        if who.role == "player":
-            self.presence.joined(who.id)
+    def _reads_back(self, command: Any, raw: bytes) -> bool:
+        """Whether a command's JSON decodes to the very command (what a replay would apply).
+        One the server built outside what its decoder accepts would stop the table's next
+        start: its batch takes a snapshot instead of logging it."""
+        try:
+            if self.kind.decode_command(raw) == command:
+                return True
+        except GameError:
+            pass
+        log.warning("table %s: a %s command does not read back from its JSON; its batch takes a snapshot",
+                    self.info.id, event_tag(command))
+        return False
 
-    def left(self, who: Principal) -> None:
+    # ---- presence ----------------------------------------------------------------------------
+    def presence_from(self, source: str, player: str, here: bool) -> None:
+        """Process ``source`` says whether ``player`` follows the table there (once per change,
+        and again when the table moves: ``server.router``). He is present while any process says so."""
+        players = self.sources.setdefault(source, set())
         loop = asyncio.get_running_loop()
-        if who.role == "player" and self.presence.left(who.id, loop.time()):
-            loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
+        if here and player not in players:
+            players.add(player)
+            self.presence.joined(player)
+        elif not here and player in players:
+            players.discard(player)
+            if self.presence.left(player, loop.time()):
+                loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
+
+    def forget_sources(self, live: set[str]) -> None:
+        """Processes that stopped beating follow nothing any more."""
+        for source in [s for s in self.sources if s not in live]:
+            self.forget_source(source)
+
+    def forget_source(self, source: str) -> None:
+        """What ``source`` said no longer holds (it stopped, or started afresh under its name)."""
+        for player in list(self.sources.get(source, ())):
+            self.presence_from(source, player, False)
+        self.sources.pop(source, None)
 
     def _release_gone(self) -> None:
         """Free the seats of players gone for the house's time. Seats go between rounds only,

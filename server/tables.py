@@ -12,6 +12,7 @@ import secrets
 from typing import Any
 
 import asyncpg
+import msgspec
 
 from games.errors import GameError
 from games.ledger import accounts
@@ -24,11 +25,38 @@ from server.auth import Principal
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
 from server.manager import TableManager
-from server.protocol import Rejected
+from server.protocol import Rejected, encoder
 from server.resources import Resources
 from server.runtime import TableRuntime
 from server.store import audit
 from server.store.limits import LimitsStore, LimitsVersion
+
+
+class LimitsCall(msgspec.Struct, array_like=True):
+    """``change_limits`` as another process asks the table's owner to run it."""
+
+    minimum: int
+    maximum: int | None
+    maxima: dict[str, int] | None
+    reason: str
+
+
+def serve_calls(resources: Resources) -> None:
+    """What another process's ``TableService`` asks of the tables this process serves."""
+    router = resources.manager.router
+
+    async def limits(by: Principal, table_id: str, body: bytes) -> bytes:
+        c = msgspec.json.decode(body, type=LimitsCall)
+        seq, _ = await TableService.of(resources).change_limits(by, table_id, c.minimum, c.maximum, c.maxima,
+                                                                c.reason)
+        return encoder.encode(seq)
+
+    async def archive(by: Principal, table_id: str, body: bytes) -> bytes:
+        await TableService.of(resources).archive(by, table_id, msgspec.json.decode(body, type=str))
+        return b"null"
+
+    router.services.update(limits=limits, archive=archive)
+
 
 _TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,40}$")
 
@@ -96,11 +124,14 @@ class TableService:
         await self.manager.add(info)
         return info
 
-    def view(self, who: Principal, table_id: str) -> tuple[TableInfo, int, Any]:
-        """The table, the seq of its last committed event and what ``who`` may see of it."""
-        rt = self.manager.runtime(table_id)
-        seq, view = rt.snapshot_view(who)
-        return rt.info, seq, view
+    async def view(self, who: Principal, table_id: str) -> tuple[TableInfo, int, Any]:
+        """The table, the seq of its last committed event and what ``who`` may see of it
+        (from its owner, in this process or another)."""
+        info = self.manager.info(table_id)
+        if not self.manager.router.shared:
+            self.manager.runtime(table_id)  # one process alone: the table must run here
+        seq, view = await self.manager.router.view(table_id, who)
+        return info, seq, view
 
     async def assign_staff(self, by: Principal, table_id: str, user: str) -> TableInfo:
         info = self.manager.info(table_id)
@@ -132,8 +163,17 @@ class TableService:
         await self.manager.reload(table_id)
         return info
 
+    def _elsewhere(self, table_id: str) -> bool:
+        """Whether the table's runtime is another process's (the call goes there)."""
+        self.manager.info(table_id)
+        return self.manager.router.shared and self.manager.router.owner(table_id) != self.manager.ctx.settings.owner_id
+
     async def archive(self, by: Principal, table_id: str, reason: str) -> TableInfo:
         """Close the table for good (every open bet returned) and archive it; its history stays."""
+        if self._elsewhere(table_id):
+            await self.manager.router.service("archive", table_id, by, encoder.encode(reason))
+            await self.manager.reload(table_id)
+            return self.manager.infos[table_id]
         rt = self.manager.runtime(table_id)
         rt.sealed = True  # from now on only the closing command: nobody bets or reopens meanwhile
         try:
@@ -162,6 +202,10 @@ class TableService:
                             maxima: dict[str, int] | None, reason: str) -> tuple[int, LimitsVersion | None]:
         """New limits from the next round, announced at the table: the seq of the announcement
         and the limits now in force."""
+        if self._elsewhere(table_id):
+            change = LimitsCall(minimum, maximum, maxima, reason)
+            seq = int(await self.manager.router.service("limits", table_id, by, encoder.encode(change)))
+            return seq, await self.limits.current(table_id)
         rt = self.manager.runtime(table_id)
         command = rt.kind.limits_command(rt.kind.load(rt.committed), by, minimum, maximum, maxima, reason)
         seq = await _submitted(rt, by, f"http-limits-{secrets.token_hex(8)}", command)

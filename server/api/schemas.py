@@ -104,6 +104,9 @@ class TableSummary(msgspec.Struct):
     seq: int
     archived: bool = False
     authorisations: list[Authorisation] = []
+    # The process serving it, as the answering process last read the leases ("": nobody now);
+    # any process forwards a client's commands there.
+    owner: str = ""
 
 
 class TableDetail(msgspec.Struct):

@@ -29,7 +29,7 @@ def summary(manager: TableManager, info: TableInfo) -> TableSummary:
     rt = manager.runtimes.get(info.id)
     return TableSummary(info.id, info.game, info.profile, info.mode, info.currency, info.name, info.settings,
                         info.staff, rt is not None and not rt.stopped, rt.seq if rt else 0, info.archived,
-                        info.authorisations)
+                        info.authorisations, manager.router.owner(info.id) or "")
 
 
 class TablesController(Controller):
@@ -56,7 +56,7 @@ class TablesController(Controller):
     @get("/{table_id:str}", operation_id="GetTable", summary="A table and what you may see of it")
     async def show(self, caller: Principal, table_id: str, table_service: TableService,
                    manager: TableManager) -> TableDetail:
-        info, seq, view = table_service.view(caller, table_id)
+        info, seq, view = await table_service.view(caller, table_id)
         return TableDetail(summary(manager, info), seq, view)
 
     @post("/{table_id:str}/staff", operation_id="AssignStaff", guards=[require_roles(*OPEN_TABLES)],

@@ -95,6 +95,13 @@ class GameKind:
             raise GameError("forbidden", f"A {who.role} does not act at the tables.")
         return Actor(who.id, who.role)  # type: ignore[arg-type]  # checked just above
 
+    def draw(self, engine: Any, command: Any) -> Any:
+        """The command with every draw the server makes for it filled in (an RNG shoe's order
+        and salt): what the runtime applies, logs and replays after a crash, so
+        ``engine_events`` must be a pure function of the engine and what this returns.
+        By default the command as it is (a clock's draw is made when its timer fires)."""
+        return command
+
     def engine_events(self, engine: Any, command: Any, actor: Actor) -> list[Any]:
         """Apply one command issued by ``actor``; the events to record and broadcast."""
         return list(engine.handle(command, actor))

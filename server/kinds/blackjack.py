@@ -26,6 +26,7 @@ from blackjack.view import TableView
 from games.commands import ROLES, Actor
 from games.errors import GameError
 from games.money import currency
+from games.shoe import commitment
 from server.auth import Principal
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 from server.kinds.shoe_secret import ShoeRevealed, ShoeSecret, new_shoe, random_cut, revealed
@@ -127,13 +128,22 @@ class BlackjackKind(GameKind):
             return msgspec.structs.replace(command, random_at=self._random_cut(table))
         return command
 
+    def draw(self, engine: ServerTable, command: Any) -> Any:
+        s: TableState = engine.state
+        if isinstance(command, C.Shuffle) and not s.live and not command.order:
+            # An RNG table's new shoe, drawn here. Mid-round every card not on the table goes
+            # back into the shoe.
+            secret = new_shoe(s.profile, cards_on_table(s) if s.phase == Phase.RESHUFFLE else None)
+            return msgspec.structs.replace(command, order=secret.order, salt=secret.salt)
+        return command
+
     def engine_events(self, engine: ServerTable, command: Any, actor: Actor) -> list[Any]:
         s: TableState = engine.state
+        command = self.draw(engine, command)  # (drawn already when the runtime applies it)
         secret = None
-        if isinstance(command, C.Shuffle) and not s.live and not command.order:
-            # Mid-round every card not on the table goes back into the shoe.
-            secret = new_shoe(s.profile, cards_on_table(s) if s.phase == Phase.RESHUFFLE else None)
-            command = msgspec.structs.replace(command, order=secret.order, salt=secret.salt)
+        if isinstance(command, C.Shuffle) and not s.live:
+            # An RNG table's shoe: its order and salt stay the server's secret until its end.
+            secret = ShoeSecret(commitment(command.order, command.salt), command.salt, command.order)
         events: list[Any] = list(engine.handle(command, actor))
         out: list[Any] = []
         for ev in events:

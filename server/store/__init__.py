@@ -2,7 +2,8 @@
 
 - ``users``: people and the login throttle;
 - ``tables``: tables as configured, their staff and authorisations, the change notice;
-- ``state``: a table's committed engine state, and the statement that commits a batch;
+- ``state``: a table's committed engine state (a snapshot and the log of the commands
+  applied since), and the statement that commits a batch;
 - ``events``: the tables' events; ``rounds``: who played which round;
 - ``commands``: the answers to accepted commands (retries);
 - ``owners``: table leases and process heartbeats;
@@ -17,19 +18,31 @@ is re-exported here (``store.load_tables``).
 
 from server.store import audit
 from server.store.commands import answered
-from server.store.events import RoundStep, events_after, round_steps
+from server.store.events import RoundStep, events_after, last_seq, round_steps
 from server.store.owners import (
     TableLease,
     beat,
     hand_back,
     hand_back_all,
+    live_processes,
     open_table_leases,
     renew_leases,
     stopped,
+    table_lease,
     take_lease,
 )
 from server.store.rounds import RoundRef, played_round, player_rounds
-from server.store.state import create_state, load_state, record_batch, replace_state
+from server.store.state import (
+    LoggedCommand,
+    Snapshot,
+    StoredEvent,
+    create_state,
+    load_state,
+    logged_commands,
+    record_batch,
+    replace_state,
+    stored_events,
+)
 from server.store.tables import (
     TABLE_CHANGED,
     any_table,
@@ -49,10 +62,12 @@ __all__ = [
     "SCHEMA",
     "audit",
     "answered",
-    "RoundStep", "events_after", "round_steps",
-    "TableLease", "beat", "hand_back", "hand_back_all", "open_table_leases", "renew_leases", "stopped", "take_lease",
+    "RoundStep", "events_after", "last_seq", "round_steps",
+    "TableLease", "beat", "hand_back", "hand_back_all", "live_processes", "open_table_leases",
+    "renew_leases", "stopped", "table_lease", "take_lease",
     "RoundRef", "played_round", "player_rounds",
-    "create_state", "load_state", "record_batch", "replace_state",
+    "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "load_state", "logged_commands", "record_batch",
+    "replace_state", "stored_events",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
     "authenticate", "create_user", "get_user", "list_users",

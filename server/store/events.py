@@ -27,6 +27,11 @@ class RoundStep(msgspec.Struct):
     event: Any  # the event as the engine wrote it (JSON)
 
 
+async def last_seq(conn: asyncpg.Connection, table_id: str) -> int:
+    """The seq of the table's last committed event (0: none yet)."""
+    return int(await conn.fetchval("SELECT max(seq) FROM table_events WHERE table_id = $1", table_id) or 0)
+
+
 async def round_steps(conn: asyncpg.Connection, table_id: str, round_id: str) -> list[RoundStep]:
     rows = await conn.fetch(
         """SELECT seq, at, actor, kind, payload::text AS payload FROM table_events

@@ -81,3 +81,25 @@ async def open_table_leases(db: asyncpg.Pool | asyncpg.Connection, beat_within_s
         beat_within_seconds,
     )
     return [TableLease(r["id"], r["owner"], r["lease_until"], bool(r["served"])) for r in rows]
+
+
+async def live_processes(db: asyncpg.Pool | asyncpg.Connection, beat_within_seconds: float) -> set[str]:
+    """The processes that beat within ``beat_within_seconds``."""
+    rows = await db.fetch(
+        "SELECT owner FROM casino_processes WHERE heartbeat_at > now() - make_interval(secs => $1)",
+        beat_within_seconds,
+    )
+    return {r["owner"] for r in rows}
+
+
+async def table_lease(db: asyncpg.Pool | asyncpg.Connection, table_id: str,
+                      beat_within_seconds: float) -> TableLease | None:
+    """One table's lease, as ``open_table_leases`` gives it."""
+    row = await db.fetchrow(
+        """SELECT o.table_id, o.owner, o.lease_until,
+                  o.lease_until > now() AND p.heartbeat_at > now() - make_interval(secs => $2) AS served
+           FROM table_owners o LEFT JOIN casino_processes p ON p.owner = o.owner
+           WHERE o.table_id = $1""",
+        table_id, beat_within_seconds,
+    )
+    return TableLease(row["table_id"], row["owner"], row["lease_until"], bool(row["served"])) if row else None

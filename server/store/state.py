@@ -1,18 +1,75 @@
-"""A table's committed engine state (``table_state``) and the one statement that commits a
-batch of its commands: the lease fence, the events, who played, the accepted command ids
-and the new state, together."""
+"""A table's committed engine state (``table_state``), the log of the commands applied since
+its last snapshot (``table_commands``), and the one statement that commits a batch of its
+commands: the lease fence, the events, who played, the accepted command ids, and either the
+batch's commands (appended to the log) or a new snapshot of the state (the log it covers
+deleted), together.
+
+The state is not rewritten per batch (issue 14): ``seq``, ``round`` and ``open_refs`` follow
+every batch, the state itself only at a snapshot (``server.runtime`` says when). A restart
+loads the snapshot and replays the logged commands through the engine, checking each one's
+events against ``table_events`` (``TableRuntime.restore``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 import asyncpg
 
 
-async def load_state(conn: asyncpg.Connection, table_id: str) -> tuple[int, bytes] | None:
-    """(seq, state) as last committed, None for a table that never ran."""
-    row = await conn.fetchrow("SELECT seq, state FROM table_state WHERE table_id = $1", table_id)
-    return (row["seq"], bytes(row["state"])) if row else None
+class Snapshot(NamedTuple):
+    """A table's row in ``table_state``."""
+
+    seq: int  # the table's last committed event
+    state_seq: int  # the snapshot ``state`` was taken after this event ...
+    state_command: int  # ... and after this logged command (the table's command counter)
+    state: bytes
+
+
+class LoggedCommand(NamedTuple):
+    """A command the table applied after its snapshot, as applied, with who gave it."""
+
+    n: int  # the table's command counter
+    first_seq: int  # its events: first_seq..last_seq (none when last_seq < first_seq)
+    last_seq: int
+    actor: str
+    role: str
+    command: bytes  # JSON as written (key order kept), tagged: the kind's ``decode_command`` reads it
+
+
+class StoredEvent(NamedTuple):
+    seq: int
+    round: str
+    kind: str
+    payload: bytes  # JSON (as jsonb gives it back: keys reordered, spaces added)
+
+
+async def load_state(conn: asyncpg.Connection, table_id: str) -> Snapshot | None:
+    """The table's last snapshot and seq, None for a table that never ran."""
+    row = await conn.fetchrow(
+        "SELECT seq, state_seq, state_command, state FROM table_state WHERE table_id = $1", table_id)
+    return Snapshot(row["seq"], row["state_seq"], row["state_command"], bytes(row["state"])) if row else None
+
+
+async def logged_commands(conn: asyncpg.Connection, table_id: str, after: int) -> list[LoggedCommand]:
+    """The commands logged after command ``after`` (the snapshot's), in order."""
+    rows = await conn.fetch(
+        """SELECT n, first_seq, last_seq, actor, role, command::text AS command FROM table_commands
+           WHERE table_id = $1 AND n > $2 ORDER BY n""",
+        table_id, after,
+    )
+    return [LoggedCommand(r["n"], r["first_seq"], r["last_seq"], r["actor"], r["role"], r["command"].encode())
+            for r in rows]
+
+
+async def stored_events(conn: asyncpg.Connection, table_id: str, after: int) -> list[StoredEvent]:
+    """The table's events after seq ``after``, in order (what a replay is checked against)."""
+    rows = await conn.fetch(
+        """SELECT seq, round, kind, payload::text AS payload FROM table_events
+           WHERE table_id = $1 AND seq > $2 ORDER BY seq""",
+        table_id, after,
+    )
+    return [StoredEvent(r["seq"], r["round"], r["kind"], r["payload"].encode()) for r in rows]
 
 
 async def create_state(conn: asyncpg.Connection, table_id: str, round_id: str, state: bytes) -> None:
@@ -24,31 +81,50 @@ async def create_state(conn: asyncpg.Connection, table_id: str, round_id: str, s
 
 
 async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -> None:
-    """The same state in a newer form (an engine upgraded it on load): seq and round stay."""
+    """The same snapshot in a newer form (an engine upgraded it on load): its seq stays."""
     await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", table_id, state)
 
 
-# Fence (renew the lease only if this process still owns the table), events, who played,
-# the accepted command ids and the engine state: one statement per batch.
-_RECORD_BATCH = """
+# Fence (renew the lease only if this process still owns the table), events, who played and
+# the accepted command ids; then either the log or the snapshot: one statement per batch.
+_BATCH = """
 WITH fence AS (
     UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
     WHERE table_id = $1 AND owner = $2 RETURNING 1
 ), events AS (
     INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
     SELECT $1, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
-    FROM unnest($7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[]) AS u(seq, round, kind, actor, payload)
+    FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(seq, round, kind, actor, payload)
 ), players AS (
     INSERT INTO round_players (table_id, round, user_id)
-    SELECT $1, u.round, u.user_id FROM unnest($12::text[], $13::text[]) AS u(round, user_id)
+    SELECT $1, u.round, u.user_id FROM unnest($11::text[], $12::text[]) AS u(round, user_id)
     ON CONFLICT DO NOTHING
 ), results AS (
     INSERT INTO command_results (user_id, cid, table_id, result)
     SELECT u.user_id, u.cid, $1, u.result::jsonb
-    FROM unnest($14::text[], $15::text[], $16::text[]) AS u(user_id, cid, result)
+    FROM unnest($13::text[], $14::text[], $15::text[]) AS u(user_id, cid, result)
     ON CONFLICT DO NOTHING
+)"""
+
+# Most batches: the commands appended to the log; seq, round and open refs follow.
+_RECORD_BATCH = _BATCH + """, commands AS (
+    INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
+    SELECT $1, u.n, u.first_seq, u.last_seq, u.actor, u.role, u.command::json
+    FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[])
+         AS u(n, first_seq, last_seq, actor, role, command)
 ), state AS (
-    UPDATE table_state SET seq = $4, round = $5, state = $6, open_refs = $17, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, updated_at = now()
+    WHERE table_id = $1
+)
+SELECT count(*) FROM fence
+"""
+
+# A snapshot: the state after the batch (its commands need no log), the log it covers deleted.
+_RECORD_SNAPSHOT = _BATCH + """, pruned AS (
+    DELETE FROM table_commands WHERE table_id = $1 AND n <= $18
+), state AS (
+    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, state = $17, state_seq = $4,
+                           state_command = $18, updated_at = now()
     WHERE table_id = $1
 )
 SELECT count(*) FROM fence
@@ -58,22 +134,32 @@ SELECT count(*) FROM fence
 EventRow = tuple[str, int, str, str, str, str]
 # (user, command id, table, the Accepted answer as JSON)
 ResultRow = tuple[str, str, str, str]
+# (command counter, first event seq, last event seq, actor, role, the command as JSON)
+CommandRow = tuple[int, int, int, str, str, str]
 
 
 async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, lease_seconds: float, seq: int,
-                       round_id: str, state: bytes, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
-                       results: Sequence[ResultRow], open_refs: list[str]) -> bool:
+                       round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
+                       results: Sequence[ResultRow], open_refs: list[str], commands: Sequence[CommandRow],
+                       last_command: int, snapshot: bytes | None) -> bool:
     """Commit a batch in one statement, one round trip: renew ``owner``'s lease on the table,
     append ``events``, the ``(player, round)`` pairs who played, each accepted command's
-    answer (a retry gets it again), and the state after the batch (at ``seq``, in
-    ``round_id``, with the ledger refs of the wagers it still holds in play). False if
-    ``owner`` no longer holds the table (fencing): the caller's transaction must roll back."""
+    answer (a retry gets it again), the table's ``seq``, ``round_id`` and the ledger refs of
+    the wagers it still holds in play; and either the batch's ``commands`` appended to the
+    log or, with ``snapshot``, the state after the batch (taken at ``seq`` and command
+    ``last_command``, the table's command counter) replacing the log. False if ``owner`` no
+    longer holds the table (fencing): the caller's transaction must roll back."""
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)
-    owned = await conn.fetchval(
-        _RECORD_BATCH, table_id, owner, lease_seconds, seq, round_id, state, *columns,
+    head = (
+        table_id, owner, lease_seconds, seq, round_id, *columns,
         [r for _, r in pairs], [p for p, _ in pairs],
         [r[0] for r in results], [r[1] for r in results], [r[3] for r in results],
         open_refs,
     )
+    if snapshot is not None:
+        owned = await conn.fetchval(_RECORD_SNAPSHOT, *head, snapshot, last_command)
+    else:
+        logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
+        owned = await conn.fetchval(_RECORD_BATCH, *head, *logged)
     return bool(owned)

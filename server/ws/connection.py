@@ -27,7 +27,9 @@ from litestar.channels import ChannelsPlugin
 from games.errors import GameError
 from server import metrics, store
 from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
+from server.channels_backend import RESYNC
 from server.edge import check_json
+from server.kinds import kind as game_kind
 from server.policy import check_table_role
 from server.protocol import (
     CLOSE_TOKEN_EXPIRED,
@@ -219,13 +221,13 @@ class Connection(Outbox):
         self.answer(Accepted(msg.cid))
 
     def _play(self, msg: Play) -> None:
+        manager = self.resources.manager
         try:
+            info = manager.info(msg.table)  # unknown_table first, if it is
             if msg.table not in self.subs:
-                self.resources.manager.info(msg.table)  # unknown_table first, if it is
                 raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
-            rt = self.resources.manager.runtime(msg.table)
             check_table_role(self.who.role)
-            command = rt.kind.decode_command(msg.command)
+            command = game_kind(info.game).decode_command(msg.command)
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, msg.table))
             return
@@ -233,7 +235,8 @@ class Connection(Outbox):
             self.refuse(Rejected(msg.cid, "too_many_pending",
                                  f"Wait for answers: at most {MAX_PENDING} commands may be pending.", msg.table))
             return
-        fut = rt.submit(self.who, msg.cid, command)
+        # To the table's owner, in this process or another (``server.router``).
+        fut = manager.router.submit(self.who, msg.cid, msg.table, command, msg.command)
         if fut.done():
             self.answer(fut.result())
         else:
@@ -247,9 +250,12 @@ class Connection(Outbox):
     # ---- subscriptions -------------------------------------------------------------------
     async def _subscribe(self, msg: Subscribe) -> None:
         table = msg.table
+        manager = self.resources.manager
         try:
-            info = self.resources.manager.info(table)
-            rt = self.resources.manager.runtime(table)
+            info = manager.info(table)
+            kind = game_kind(info.game)
+            if not manager.router.shared:
+                manager.runtime(table)  # one process alone: a table must run here
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
@@ -266,9 +272,11 @@ class Connection(Outbox):
             # A resume replays what was missed; from further back than half a send queue
             # holds, a snapshot says the same in one frame (and one frame cannot make the
             # server read a table's whole history).
-            if msg.since is not None and 0 <= msg.since <= rt.seq and rt.seq - msg.since <= self.bound // 2:
+            if msg.since is not None and msg.since >= 0:
                 async with self.resources.pool.acquire() as conn:
-                    replay = await store.events_after(conn, table, msg.since, limit=rt.seq - msg.since + 1)
+                    now = await manager.committed_seq(table, conn)
+                    if msg.since <= now and now - msg.since <= self.bound // 2:
+                        replay = await store.events_after(conn, table, msg.since, limit=now - msg.since + 1)
                 if replay and replay[0][0] != msg.since + 1:
                     replay = None  # a gap should not happen; fall back to a snapshot
             if replay is not None:
@@ -277,16 +285,21 @@ class Connection(Outbox):
                 # more history than send_queue_frames without reading it is too slow.
                 # One event per frame: the bound counts the history asked for.
                 for seq, round_id, payload in replay:
-                    self.send_msg(Events(table, seq, [TableEvent(seq, round_id, rt.kind.public_payload(payload))]))
+                    self.send_msg(Events(table, seq, [TableEvent(seq, round_id, kind.public_payload(payload))]))
                     last = seq
                 self.last_seq[table] = last
             else:
-                seq, view = rt.snapshot_view(self.who)
+                try:
+                    seq, view = await manager.router.view(table, self.who)
+                except GameError as exc:
+                    await self._unsubscribe(table)
+                    self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
+                    return
                 self.last_seq[table] = seq
                 if not await self.deliver(encoder.encode(Snapshot(table, seq, info.game, info.profile, info.mode,
                                                                   info.currency, view))):
                     return
-            rt.joined(self.who)
+            manager.router.joined(table, self.who)
             self.present.add(table)
             self.answer(Accepted(msg.cid, table, self.last_seq[table]))
         finally:
@@ -296,8 +309,21 @@ class Connection(Outbox):
         async for frame in subscriber.iter_events():
             if not gate.is_set():
                 await gate.wait()
+            if frame == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
+                have = self.last_seq.get(table, 0)
+                async with self.resources.pool.acquire() as conn:
+                    upto = await store.last_seq(conn, table)
+                if upto > have and not await self._fill_gap(table, have, upto):
+                    return
+                continue
             peek = batch_seqs(frame)
             seq, have = peek.seq, self.last_seq.get(table, 0)
+            if peek.events and peek.events[0].seq > have + 1:
+                # Frames were lost on the way (a broker connection dropped): what this socket
+                # missed comes from PostgreSQL first, so it never sees a hole in the seqs.
+                if not await self._fill_gap(table, have, peek.events[0].seq - 1):
+                    return
+                have = self.last_seq[table]
             if seq > have:
                 if peek.events and peek.events[0].seq <= have:
                     # This socket already holds the batch's first events (its snapshot or replay
@@ -313,6 +339,20 @@ class Connection(Outbox):
                 if not await self.deliver(frame):
                     return
 
+    async def _fill_gap(self, table: str, have: int, upto: int) -> bool:
+        """Send the committed events after ``have`` up to ``upto`` (the last before a frame
+        that came after a loss), one frame each; False if the socket is done."""
+        kind = game_kind(self.resources.manager.known(table).game)
+        async with self.resources.pool.acquire() as conn:
+            missed = await store.events_after(conn, table, have, limit=upto - have)
+        log.warning("table %s: %d events missed by %s's socket came from the database", table, len(missed), self.peer)
+        for seq, round_id, payload in missed:
+            if not await self.deliver(encoder.encode(Events(table, seq, [TableEvent(seq, round_id,
+                                                                                     kind.public_payload(payload))]))):
+                return False
+            self.last_seq[table] = seq
+        return True
+
     async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
         if msg.table not in self.subs:
             self.refuse(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
@@ -324,8 +364,7 @@ class Connection(Outbox):
         subscriber, pump = self.subs.pop(table)
         if table in self.present:  # counted at the table: seats of the gone are released
             self.present.discard(table)
-            if (rt := self.resources.manager.runtimes.get(table)) is not None:
-                rt.left(self.who)
+            self.resources.manager.router.left(table, self.who)
         self.last_seq.pop(table, None)
         pump.cancel()
         with contextlib.suppress(Exception):
