@@ -105,7 +105,9 @@ _REFUSALS = {
     422: "Understood but refused by the rules (the code says which)",
     429: "Too many attempts: wait for Retry-After seconds",
     500: "Something went wrong on our side; nothing was changed",
-    503: "The table is not running in this process (it runs in another, or is starting): retry, or go to its owner",
+    503: "The table is not being served right now (it is moving to another process, or starting): retry",
+    504: "The table's server (another process) took the request and did not answer in time: it may yet "
+         "apply it; look before retrying",
 }
 _PUBLIC = ("/auth/", "/schema", "/asyncapi", "/health")
 
@@ -122,7 +124,7 @@ def document_refusals(app: Litestar) -> None:
             if not route.path.startswith(_PUBLIC):
                 statuses |= {401, 403}
             if "{table_id" in route.path:
-                statuses |= {404, 409, 503}  # no such table; archived; running elsewhere
+                statuses |= {404, 409, 503, 504}  # no such table; archived; moving; its owner did not answer
             elif "{" in route.path:
                 statuses.add(404)
             if handler.http_methods & {"POST", "PUT"}:
