@@ -56,7 +56,7 @@ def cpu_share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, 
     """Cores busy per group over ``seconds`` (2.0 = both cores of this machine): each
     process's CPU time between the two readings (all of it for one that started between
     them; one that ended between them is missing, not subtracted)."""
-    busy = {"server": 0.0, "postgres": 0.0, "driver": 0.0, "other": 0.0}
+    busy = {"server": 0.0, "postgres": 0.0, "redis": 0.0, "driver": 0.0, "other": 0.0}
     for pid, (group, used) in after.items():
         was = before.get(pid)
         busy[group] += used - (was[1] if was and was[0] == group else 0.0)

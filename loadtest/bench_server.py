@@ -308,8 +308,11 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
             with LoadServer(env=env, log_path=log, workers=n) as srv:
                 time.sleep(2 * n)  # the tables spread over the workers (placement) before the clock starts
                 peak = asyncio.run(bench_peak(srv, argparse.Namespace(**{**vars(a), "rounds": 1})))
-                fan = (asyncio.run(bench_fanout(srv, argparse.Namespace(**{**vars(a), "sockets": [a.sockets]})))
-                       if a.sockets else {})
+            fan = {}
+            if a.sockets:  # a floor of its own, on a fresh server
+                with LoadServer(env=env, log_path=log.with_suffix(".fanout.log"), workers=n) as srv:
+                    time.sleep(2 * n)
+                    fan = asyncio.run(bench_fanout(srv, argparse.Namespace(**{**vars(a), "sockets": [a.sockets]})))
             runs[n].append({"peak": peak, "fanout": fan.get(a.sockets)})
 
     def mean(xs: list[float]) -> float:
