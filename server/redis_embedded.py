@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from games.db.embedded import PROJECT_DIR
+from games.db.pids import alive, read_pids, write_pids
 
 DEFAULT_DIR = PROJECT_DIR / ".casino" / "redis"
 SOCKET, PIDFILE, LOGFILE, USERS, LOCK = "redis.sock", "redis.pid", "redis.log", "users.json", ".lock"
@@ -87,7 +88,7 @@ def start_redis(folder: Path | None = None) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     with _locked(folder):
-        users = [p for p in _read_users(folder) if _alive(p)]
+        users = [p for p in _read_users(folder) if alive(p)]
         if not _ping(sock):
             _spawn(folder)
         if os.getpid() not in users:
@@ -106,7 +107,7 @@ def stop_redis(folder: Path | None = None) -> bool:
         users = _read_users(folder)
         if os.getpid() not in users:
             return False
-        others = [p for p in users if p != os.getpid() and _alive(p)]
+        others = [p for p in users if p != os.getpid() and alive(p)]
         _write_users(folder, others)
         if others:
             return False
@@ -135,7 +136,7 @@ def status(folder: Path | None = None) -> Status:
     for pid in _read_users(folder):
         if pid == out.pid:
             out.kept = True
-        elif _alive(pid):
+        elif alive(pid):
             out.users.append(pid)
         else:
             out.stale.append(pid)
@@ -164,7 +165,7 @@ def stop_server(folder: Path | None = None, *, force: bool = False) -> bool:
         return False
     with _locked(folder):
         pid = _server_pid(folder)
-        users = [p for p in _read_users(folder) if _alive(p) and p not in (os.getpid(), pid)]
+        users = [p for p in _read_users(folder) if alive(p) and p not in (os.getpid(), pid)]
         if users and not force:
             raise InUse(users)
         _write_users(folder, [])
@@ -215,9 +216,9 @@ def _shutdown(folder: Path) -> bool:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_SECONDS
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    if _alive(pid):
+    if alive(pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     for name in (SOCKET, PIDFILE):
@@ -258,11 +259,14 @@ def _server_pid(folder: Path) -> int | None:
 
 
 def _ping(sock: Path) -> bool:
+    return sock.exists() and answers(f"unix://{sock}")
+
+
+def answers(url: str, timeout: float = 1.0) -> bool:
+    """Whether the Redis at ``url`` answers PING."""
     import redis
 
-    if not sock.exists():
-        return False
-    client = redis.Redis(unix_socket_path=str(sock), socket_timeout=1, socket_connect_timeout=1)
+    client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
     try:
         return bool(client.ping())
     except (redis.RedisError, OSError):
@@ -289,27 +293,12 @@ def _locked(folder: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
 def _read_users(folder: Path) -> list[int]:
-    try:
-        text = (folder / USERS).read_text().strip()
-        return [int(p) for p in json.loads(text)] if text else []
-    except (OSError, ValueError, TypeError):
-        return []
+    return read_pids(folder / USERS)
 
 
 def _write_users(folder: Path, pids: list[int]) -> None:
-    path = folder / USERS
-    if path.exists() or pids:
-        path.write_text(json.dumps(pids))
+    write_pids(folder / USERS, pids)
 
 
 # ---- casino redis start | stop | status ------------------------------------------------------

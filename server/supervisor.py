@@ -101,7 +101,7 @@ class Supervisor:
             redis_url = os.environ.get("REDIS_URL") or None
             if redis_url is not None:
                 broker = redis_embedded.describe(redis_url)
-                if not _answers(redis_url):
+                if not redis_embedded.answers(redis_url, timeout=3):
                     log.error("not starting: the broker (REDIS_URL %s) does not answer", broker)
                     return 1
             else:
@@ -238,18 +238,6 @@ def _listen(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
-
-
-def _answers(url: str) -> bool:
-    import redis
-
-    client = redis.Redis.from_url(url, socket_timeout=3, socket_connect_timeout=3)
-    try:
-        return bool(client.ping())
-    except (redis.RedisError, OSError):
-        return False
-    finally:
-        client.close()
 
 
 def _how(code: int) -> str:

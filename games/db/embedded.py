@@ -18,13 +18,14 @@ be stopped: pids of processes that are gone are dropped whenever a process joins
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+from games.db.pids import alive, read_pids, write_pids
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 DEFAULT_DATA_DIR = PROJECT_DIR / ".casino" / "pgdata"
@@ -60,7 +61,7 @@ def start_embedded(pgdata: Path | None = None) -> str:
     server = _servers.get(pgdata)
     if server is None:
         with pgserver.PostgresServer._lock:
-            _write_handles(pgdata, [p for p in _read_handles(pgdata) if _alive(p)])
+            _write_handles(pgdata, [p for p in _read_handles(pgdata) if alive(p)])
         server = pgserver.get_server(pgdata, cleanup_mode="stop")
         _servers[pgdata] = server
     url: str = server.get_uri()  # type: ignore[attr-defined]
@@ -131,7 +132,7 @@ def status(pgdata: Path | None = None) -> Status:
     for pid in _read_handles(pgdata):
         if pid == out.pid:
             out.kept = True
-        elif _alive(pid):
+        elif alive(pid):
             out.users.append(pid)
         else:
             out.stale.append(pid)
@@ -166,7 +167,7 @@ def stop_server(pgdata: Path | None = None, *, force: bool = False) -> bool:
     pgdata = (pgdata or data_dir()).resolve()
     with pgserver.PostgresServer._lock:
         info = _postmaster(pgdata)
-        users = [p for p in _read_handles(pgdata) if _alive(p) and p != os.getpid() and (info is None or p != info.pid)]
+        users = [p for p in _read_handles(pgdata) if alive(p) and p != os.getpid() and (info is None or p != info.pid)]
         if info is None:
             _write_handles(pgdata, users)
             return False
@@ -197,27 +198,12 @@ def _postmaster(pgdata: Path) -> Any:
         info = PostmasterInfo.read_from_pgdata(pgdata)
     except (AssertionError, ValueError, OSError):  # a postmaster.pid being written or removed
         return None
-    return info if info is not None and info.pid is not None and _alive(info.pid) else None
-
-
-def _alive(pid: int) -> bool:
-    import psutil
-
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    return info if info is not None and info.pid is not None and alive(info.pid) else None
 
 
 def _read_handles(pgdata: Path) -> list[int]:
-    try:
-        text = (pgdata / HANDLES).read_text().strip()
-        return [int(p) for p in json.loads(text)] if text else []
-    except (OSError, ValueError, TypeError):
-        return []
+    return read_pids(pgdata / HANDLES)
 
 
 def _write_handles(pgdata: Path, pids: list[int]) -> None:
-    path = pgdata / HANDLES
-    if path.exists() or pids:
-        path.write_text(json.dumps(pids))
+    write_pids(pgdata / HANDLES, pids)

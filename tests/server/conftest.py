@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 
 import pytest
@@ -174,3 +175,28 @@ class Floor:
 @pytest.fixture(scope="module")
 def floor(server) -> Floor:
     return Floor(server)
+
+
+async def until(check, seconds: float = 20.0):
+    """Poll ``check()`` until it returns something truthy (or the deadline passes): what it
+    returned last."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        got = await check()
+        if got or asyncio.get_running_loop().time() > deadline:
+            return got
+        await asyncio.sleep(0.1)
+
+
+def owner_id(server: ServerProcess) -> str:
+    """The name ``server`` serves under (``casino serve``'s default: host and port)."""
+    return f"{socket.gethostname()}:{server.port}"
+
+
+async def table_owners(server: ServerProcess) -> dict[str, str]:
+    """Which process serves each table, as ``server`` says (GET /tables)."""
+    admin = await Floor(server).admin()
+    try:
+        return {t["id"]: t["owner"] for t in await admin.tables()}
+    finally:
+        await admin.close()

@@ -5,7 +5,6 @@ until their lease runs out, while /health/live still answers."""
 
 from __future__ import annotations
 
-import asyncio
 import socket
 
 import httpx
@@ -13,19 +12,9 @@ import pytest
 
 from server.client import Rejected
 
-from .conftest import Floor, ServerProcess
+from .conftest import Floor, ServerProcess, until
 
 pytestmark = pytest.mark.slow
-
-
-async def _until(check, seconds: float = 10.0):
-    """Poll ``check()`` until it returns something truthy (or the deadline passes)."""
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
-        got = await check()
-        if got or asyncio.get_running_loop().time() > deadline:
-            return got
-        await asyncio.sleep(0.1)
 
 
 async def _ready(server: ServerProcess) -> tuple[int, dict]:
@@ -64,7 +53,7 @@ async def test_staff_changes_reach_the_owner_and_a_graceful_stop_hands_over_at_o
                 assert exc.code == "not_your_table"
                 return None
 
-        assert await _until(plays, 5)
+        assert await until(plays, 5)
         status, body = await _ready(b)
         assert status == 200 and body["elsewhere"] == {"ho-roul": f"{socket.gethostname()}:{a.port}"}
         await croupier.close()
@@ -74,7 +63,7 @@ async def test_staff_changes_reach_the_owner_and_a_graceful_stop_hands_over_at_o
             status, body = await _ready(b)
             return status == 200 and "ho-roul" in body["serving"]
 
-        assert await _until(b_serves, 10)
+        assert await until(b_serves, 10)
     finally:
         a.stop()
         b.stop()
@@ -96,7 +85,7 @@ async def test_after_a_kill_ready_names_the_tables_nobody_serves(db_url, tmp_pat
             status, body = await _ready(b)
             return body if status == 503 else None
 
-        body = await _until(waiting, 10)  # once a has missed its heartbeats
+        body = await until(waiting, 10)  # once a has missed its heartbeats
         assert body and [w["table"] for w in body["waiting"] if w["table"] == "rd-roul"] == ["rd-roul"]
         assert body["ready"] is False
         async with httpx.AsyncClient() as http:
@@ -106,7 +95,7 @@ async def test_after_a_kill_ready_names_the_tables_nobody_serves(db_url, tmp_pat
             status, body = await _ready(b)
             return status == 200 and "rd-roul" in body["serving"]
 
-        assert await _until(served, 15)  # the lease ran out: b took it over
+        assert await until(served, 15)  # the lease ran out: b took it over
     finally:
         a.stop()
         b.stop()

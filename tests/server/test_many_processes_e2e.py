@@ -17,7 +17,7 @@ import pytest
 from server.client import Rejected
 from server.placement import preferred
 
-from .conftest import Floor, ServerProcess
+from .conftest import Floor, ServerProcess, owner_id, table_owners, until
 
 pytestmark = pytest.mark.slow
 
@@ -37,30 +37,6 @@ def _processes(db_url: str, redis_url: str, tmp, n: int, **env: str) -> list[Ser
     return [ServerProcess(db_url, tmp, REDIS_URL=redis_url, CASINO_LEASE_SECONDS="2", **env) for _ in range(n)]
 
 
-async def _owners(server: ServerProcess) -> dict[str, str]:
-    """Which process serves each table, as ``server`` says (GET /tables)."""
-    admin = await Floor(server).admin()
-    try:
-        return {t["id"]: t["owner"] for t in await admin.tables()}
-    finally:
-        await admin.close()
-
-
-async def _until(check, seconds: float = 20.0):
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
-        got = await check()
-        if got or asyncio.get_running_loop().time() > deadline:
-            return got
-        await asyncio.sleep(0.2)
-
-
-def _owner_id(server: ServerProcess) -> str:
-    import socket
-
-    return f"{socket.gethostname()}:{server.port}"
-
-
 async def test_a_player_on_any_process_plays_any_table(db_url, redis_url, tmp_path_factory):
     a, b = _processes(db_url, redis_url, tmp_path_factory.mktemp("two"), 2, CASINO_BETTING_SECONDS="2")
     a.start()
@@ -70,13 +46,13 @@ async def test_a_player_on_any_process_plays_any_table(db_url, redis_url, tmp_pa
         croupier = await floor.account("mp-croupier", "croupier")
         chef = await floor.account("mp-chef", "chef")
         await floor.table("roulette", "campione", "mp-live", staff=("mp-croupier", "mp-chef"))
-        owner = preferred("mp-live", [_owner_id(a), _owner_id(b)])  # where the placement settles it
+        owner = preferred("mp-live", [owner_id(a), owner_id(b)])  # where the placement settles it
 
         async def settled() -> bool:
             return await _owner_of(b, "mp-live") == owner
 
-        assert await _until(settled)
-        elsewhere = b if owner == _owner_id(a) else a  # a process that does not serve the table
+        assert await until(settled)
+        elsewhere = b if owner == owner_id(a) else a  # a process that does not serve the table
         # Everyone connects to the process that does NOT own the table.
         ana = await Floor(elsewhere).account("mp-ana", chips=10_000)
         for c in (croupier, ana):
@@ -113,7 +89,7 @@ async def test_a_player_on_any_process_plays_any_table(db_url, redis_url, tmp_pa
 
 
 async def _owner_of(server: ServerProcess, table: str) -> str:
-    return (await _owners(server)).get(table, "")
+    return (await table_owners(server)).get(table, "")
 
 
 async def test_three_processes_spread_the_tables_and_survive_a_kill(db_url, redis_url, tmp_path_factory):
@@ -125,21 +101,23 @@ async def test_three_processes_spread_the_tables_and_survive_a_kill(db_url, redi
     for p in procs:
         p.start()
     floor = Floor(procs[0])
-    tables = [f"mp-rng-{i}" for i in range(6)]
+    ids = {owner_id(p): p for p in procs}
+    # Six tables, two that the placement gives to each process (the ports, so the names of
+    # the processes, differ from run to run).
+    names = (f"mp-rng-{i}" for i in range(10_000))
+    tables = sorted(next(t for t in names if preferred(t, ids) == o) for o in ids for _ in range(2))
     players = []
     try:
         for t in tables:
             await floor.table("roulette", "campione", t, mode="rng")
         # The placement spreads them (a process hands over the idle tables another should serve).
-        ids = {_owner_id(p): p for p in procs}
         placed = {t: preferred(t, ids) for t in tables}
-        assert set(placed.values()) == set(ids)  # (these six names spread over all three)
 
         async def spread() -> bool:
-            owners = await _owners(procs[1])
+            owners = await table_owners(procs[1])
             return all(owners.get(t) == placed[t] for t in tables)
 
-        assert await _until(spread, 30), await _owners(procs[1])
+        assert await until(spread, 30), await table_owners(procs[1])
         for i in range(6):
             c = await Floor(procs[i % 3]).account(f"mp-bot-{i}", chips=100_000)
             await c.connect()
@@ -166,7 +144,7 @@ async def test_three_processes_spread_the_tables_and_survive_a_kill(db_url, redi
         bots = [asyncio.create_task(bot(c, n)) for n, c in enumerate(players)]
         await asyncio.sleep(4)
         # Kill the process serving the most tables, while spins are under way.
-        owners = await _owners(procs[1])
+        owners = await table_owners(procs[1])
         victim_id = max(ids, key=lambda o: sum(owners.get(t) == o for t in tables))
         victim = ids[victim_id]
         moved = [t for t in tables if owners.get(t) == victim_id]
@@ -181,10 +159,10 @@ async def test_three_processes_spread_the_tables_and_survive_a_kill(db_url, redi
                 bots[bots.index(task)] = asyncio.create_task(bot(c, players.index(c)))
 
         async def taken_over() -> bool:
-            owners = await _owners(survivors[0])
-            return all(owners.get(t) in {_owner_id(p) for p in survivors} for t in moved)
+            owners = await table_owners(survivors[0])
+            return all(owners.get(t) in {owner_id(p) for p in survivors} for t in moved)
 
-        assert await _until(taken_over, 20)
+        assert await until(taken_over, 20)
         await asyncio.sleep(4)  # play goes on at the moved tables
         stop.set()
         await asyncio.gather(*bots, return_exceptions=True)
@@ -227,13 +205,13 @@ async def test_presence_through_another_process_keeps_a_seat(db_url, redis_url, 
     b.start()
     try:
         await Floor(a).table("blackjack", "lugano", "mp-seats")
-        server_of = {_owner_id(p): p for p in (a, b)}
+        server_of = {owner_id(p): p for p in (a, b)}
         owner = preferred("mp-seats", server_of)  # where the placement settles it (a hands it over if not a)
 
         async def settled() -> bool:
             return await _owner_of(a, "mp-seats") == owner
 
-        assert await _until(settled)
+        assert await until(settled)
         serving, other = server_of[owner], server_of[next(o for o in server_of if o != owner)]
         paul = await Floor(other).account("mp-paul", chips=10_000)
         quinn = await Floor(other).account("mp-quinn", chips=10_000)

@@ -14,7 +14,7 @@ import pytest
 import redis.asyncio
 
 from games.db.embedded import PROJECT_DIR
-from server import redis_embedded
+from games.db.pids import alive
 from server.redis_embedded import EmbeddedRedisError, InUse, start_redis, status, stop_redis, stop_server
 
 needs_redis = pytest.mark.skipif(shutil.which("redis-server") is None,
@@ -60,7 +60,7 @@ async def test_start_ping_start_again_stop(folder) -> None:
         await client.aclose()
 
     assert stop_redis(folder) is True
-    assert not redis_embedded._alive(st.pid)
+    assert not alive(st.pid)
     assert not sock.exists()
     assert not status(folder).running
     assert stop_redis(folder) is False  # let go already
@@ -136,4 +136,4 @@ def test_casino_redis_start_status_stop(folder) -> None:
     assert "kept running" in casino("status").stdout
     stopped = casino("stop")
     assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
-    assert not status(folder).running and not redis_embedded._alive(st.pid or 0)
+    assert not status(folder).running and not alive(st.pid or 0)

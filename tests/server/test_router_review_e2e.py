@@ -12,14 +12,13 @@ import contextlib
 import json
 import os
 import signal
-import socket
 
 import pytest
 
 from server.client import CasinoClient, Rejected
 from server.placement import preferred
 
-from .conftest import PASSWORD, Floor, ServerProcess
+from .conftest import PASSWORD, Floor, ServerProcess, owner_id, table_owners, until
 
 pytestmark = pytest.mark.slow
 
@@ -39,42 +38,21 @@ def _proc(db_url: str, redis_url: str, tmp, **env: str) -> ServerProcess:
     return ServerProcess(db_url, tmp, REDIS_URL=redis_url, **{"CASINO_LEASE_SECONDS": "2", **env})
 
 
-def _id(server: ServerProcess) -> str:
-    return f"{socket.gethostname()}:{server.port}"
-
-
 def _name_for(prefix: str, owner: ServerProcess, procs: list[ServerProcess]) -> str:
     """A table id that the placement gives to ``owner`` among ``procs``."""
-    ids = [_id(p) for p in procs]
+    ids = [owner_id(p) for p in procs]
     for i in range(1000):
         name = f"{prefix}-{i}"
-        if preferred(name, ids) == _id(owner):
+        if preferred(name, ids) == owner_id(owner):
             return name
     raise AssertionError("no name found")
 
 
-async def _owners(server: ServerProcess) -> dict[str, str]:
-    admin = await Floor(server).admin()
-    try:
-        return {t["id"]: t["owner"] for t in await admin.tables()}
-    finally:
-        await admin.close()
-
-
-async def _until(check, seconds: float = 20.0):
-    deadline = asyncio.get_running_loop().time() + seconds
-    while True:
-        got = await check()
-        if got or asyncio.get_running_loop().time() > deadline:
-            return got
-        await asyncio.sleep(0.2)
-
-
 async def _settled(server: ServerProcess, table: str, owner: ServerProcess) -> None:
     async def ok() -> bool:
-        return (await _owners(server)).get(table) == _id(owner)
+        return (await table_owners(server)).get(table) == owner_id(owner)
 
-    assert await _until(ok), await _owners(server)
+    assert await until(ok), await table_owners(server)
 
 
 async def _login(server: ServerProcess, user: str) -> CasinoClient:
@@ -140,7 +118,7 @@ async def test_events_flow_again_after_a_redis_restart(db_url, broker, tmp_path_
             except (Rejected, TimeoutError):
                 return False
 
-        assert await _until(bet_goes_through, 20)
+        assert await until(bet_goes_through, 20)
         for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
                      {"type": "result", "number": 1, "source": "croupier"}):
             await croupier.play(table, step)
@@ -259,7 +237,7 @@ async def _bets_across_a_hand_over(db_url: str, url: str, tmp, tag: str):
         async def all_answered() -> bool:
             return len(_answers(ana, cids)) == len(cids)
 
-        assert await _until(all_answered, 30)
+        assert await until(all_answered, 30)
         rows = await _db_rows(db_url, "SELECT seq FROM table_events WHERE table_id = $1 AND actor = $2 "
                                       "AND kind = 'wager_placed' ORDER BY seq", table, ana.user)
         return cids, _answers(ana, cids), [r["seq"] for r in rows]
@@ -425,7 +403,7 @@ async def test_a_forged_call_on_the_broker_is_refused(db_url, broker, tmp_path_f
         call = Call(1, "rr-nobody", "play", "rr-forged", Principal("rr-victim", "player"), "forged-1", msgspec.Raw(bet))
         redis = Redis.from_url(url)
         try:
-            await redis.publish(inbox(_id(a)), encoder.encode(Envelope("rr-nobody", [call])))
+            await redis.publish(inbox(owner_id(a)), encoder.encode(Envelope("rr-nobody", [call])))
         finally:
             await redis.aclose()
         await asyncio.sleep(2)
@@ -448,7 +426,7 @@ async def test_one_table_that_cannot_start_does_not_block_the_take_over_of_the_o
     _, url = broker
     tmp = tmp_path_factory.mktemp("bad-table")
     a, b = _proc(db_url, url, tmp), _proc(db_url, url, tmp)
-    ids = [_id(a), _id(b)]
+    ids = [owner_id(a), owner_id(b)]
     # Two tables a keeps while both live (load_tables reads them by id: the bad one first).
     bad, good = [n for n in (f"rr-brk-{i}" for i in range(200)) if preferred(n, ids) == ids[0]][:2]
     a.start()
@@ -463,9 +441,9 @@ async def test_one_table_that_cannot_start_does_not_block_the_take_over_of_the_o
         a.kill()
 
         async def good_one_served() -> bool:
-            return (await _owners(b)).get(good) == _id(b)
+            return (await table_owners(b)).get(good) == owner_id(b)
 
-        assert await _until(good_one_served, 10), await _owners(b)
+        assert await until(good_one_served, 10), await table_owners(b)
     finally:
         a.stop()
         b.stop()
@@ -581,7 +559,7 @@ async def test_no_hand_over_mid_spin_and_no_hole_on_another_process(db_url, brok
         await croupier.play(table, {"type": "launch_ball"})
         b.start()
         await asyncio.sleep(4)  # six lease ticks: a keeps the table while the ball is in the air
-        assert (await _owners(a)).get(table) == _id(a)
+        assert (await table_owners(a)).get(table) == owner_id(a)
         await dana.bet(table, "noir", 1_000)  # a late bet is the rules' to refuse or not ...
         for step in ({"type": "no_more_bets"}, {"type": "result", "number": 1, "source": "croupier"}):
             await croupier.play(table, step)

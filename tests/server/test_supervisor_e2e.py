@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from games.db.embedded import PROJECT_DIR
+from games.db.pids import alive
 from loadtest.server_process import free_port, wait_healthy
 from server import redis_embedded
 
@@ -85,7 +86,7 @@ def supervised(db_url: str, tmp_path_factory):
             sup.proc.wait()
         for pids in sup.workers().values():
             for pid in pids:
-                if redis_embedded._alive(pid):
+                if alive(pid):
                     os.kill(pid, signal.SIGKILL)
         redis_embedded.stop_server(redis_dir, force=True)
         shutil.rmtree(redis_dir.parent, ignore_errors=True)
@@ -143,8 +144,8 @@ def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Super
     assert log.rstrip().endswith("INFO casino: stopped")  # the supervisor, last
     for pids in sup.workers().values():
         for pid in pids:
-            assert not redis_embedded._alive(pid)
-    assert not redis_embedded._alive(redis.pid)
+            assert not alive(pid)
+    assert not alive(redis.pid)
     assert not redis_embedded.status(sup.redis_dir).running
     assert not (sup.redis_dir / "redis.sock").exists()
     assert _owners(db_url) == set()
