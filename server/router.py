@@ -208,12 +208,15 @@ class Router:
     def submit(self, who: Principal, cid: str, table: str, command: Any, raw: bytes) -> asyncio.Future:
         """Play ``command`` at ``table`` as ``who``; the future resolves to Accepted or
         Rejected. ``raw`` is the command as the client sent it (what another process decodes)."""
-        answer = asyncio.get_running_loop().create_future()
         rt = self._local(table)
-        if rt is None and not self.shared:
-            answer.set_result(Rejected(cid, "table_unavailable", f"Table {table!r} is not running on this server.",
-                                       table))
-            return answer
+        if not self.shared:  # one process alone: the table runs here, or nowhere a client can reach
+            if rt is not None:
+                return rt.submit(who, cid, command)
+            refused = asyncio.get_running_loop().create_future()
+            refused.set_result(Rejected(cid, "table_unavailable", f"Table {table!r} is not running on this server.",
+                                        table))
+            return refused
+        answer = asyncio.get_running_loop().create_future()
         job = Job(who, cid, table, command, raw, answer)
         if (who.id, table) in self._held:  # his earlier commands wait for the table's next owner
             self._hold(job)
@@ -222,8 +225,8 @@ class Router:
             self._spawn(self._first_remote(job))
             return answer
         first = rt.submit(who, cid, command)
-        if not self.shared or (first.done() and not _retryable(first.result())):
-            return first  # (one process alone: a table that stopped here is nowhere else)
+        if first.done() and not _retryable(first.result()):
+            return first
         first.add_done_callback(lambda done: self._settle(job, done.result()))
         return answer
 
