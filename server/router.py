@@ -179,6 +179,11 @@ class Router:
         self._broadcast(Hello(self.me))  # (owners forget what a former life of this name told them)
 
     async def stop(self) -> None:
+        if self._sender is not None and self._outgoing:
+            # The answers to calls this process refused while closing its tables go out
+            # first: their callers look for the next owner now, not after ANSWER_SECONDS.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._flush(), 2)
         for task in (self._reader, self._sender, *self._tasks):
             if task is not None:
                 task.cancel()
@@ -255,9 +260,11 @@ class Router:
     async def _drain(self, key: tuple[str, str], held: collections.deque[Job]) -> None:
         """Deliver a player's held commands at a table one by one, in the order he sent them."""
         try:
+            found = False  # whether the last command found the table's owner
             while held:
                 job = held[0]
-                result = await self._retry(job)
+                result = await self._retry(job, wait=not found)
+                found = not (isinstance(result, Rejected) and result.code in ("table_unavailable", "outcome_unknown"))
                 if not job.answer.done():
                     job.answer.set_result(result)
                 held.popleft()
@@ -271,15 +278,20 @@ class Router:
                                                    "This server is stopping: send it again with the same cid.",
                                                    job.table))
 
-    async def _retry(self, job: Job) -> Any:
-        """Look for the table's owner and play the command there, for up to PATIENCE seconds."""
+    async def _retry(self, job: Job, wait: bool = True) -> Any:
+        """Look for the table's owner and play the command there, for up to PATIENCE seconds
+        (``wait``: a moment for the table to move first; not when the command before it in
+        the hold has just found the owner)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + PATIENCE
         pause, unanswered = 0.05, False
         while loop.time() < deadline:
-            await asyncio.sleep(pause)
-            pause = min(pause * 2, 1.0)
-            await self.manager.refresh_owner(job.table)
+            if wait:
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+            wait = True
+            if self._local(job.table) is None:
+                await self.manager.refresh_owner(job.table)
             try:
                 result = await self._try(job)
             except TimeoutError:
@@ -439,17 +451,21 @@ class Router:
         while True:
             await self._wake.wait()
             self._wake.clear()
-            outgoing, self._outgoing = self._outgoing, {}
-            for target, items in outgoing.items():
-                if target == FLOOR:
-                    for news in items:
-                        await self._publish(FLOOR, encoder.encode(news))
-                    continue
-                heard = await self._publish(inbox(target), encoder.encode(Envelope(self.me, items)))
-                if not heard:
-                    for item in items:
-                        if isinstance(item, Call) and (fut := self._waiting.get(item.rid)) and not fut.done():
-                            fut.set_exception(Unreachable(target))
+            await self._flush()
+
+    async def _flush(self) -> None:
+        """Publish what is waiting, in order: one envelope per process, floor news one by one."""
+        outgoing, self._outgoing = self._outgoing, {}
+        for target, items in outgoing.items():
+            if target == FLOOR:
+                for news in items:
+                    await self._publish(FLOOR, encoder.encode(news))
+                continue
+            heard = await self._publish(inbox(target), encoder.encode(Envelope(self.me, items)))
+            if not heard:
+                for item in items:
+                    if isinstance(item, Call) and (fut := self._waiting.get(item.rid)) and not fut.done():
+                        fut.set_exception(Unreachable(target))
 
     async def _publish(self, channel: str, data: bytes) -> int:
         """Sign and publish (a dropped connection is tried once more); how many got it."""
