@@ -284,9 +284,9 @@ class Connection(Outbox):
                 # A replay the client asked for is queued at once, against the bound: asking for
                 # more history than send_queue_frames without reading it is too slow.
                 # One event per frame: the bound counts the history asked for.
-                for seq, round_id, payload in replay:
-                    self.send_msg(Events(table, seq, [TableEvent(seq, round_id, kind.public_payload(payload))]))
-                    last = seq
+                for row in replay:
+                    self.send_msg(stored_event(table, kind, row))
+                    last = row[0]
                 self.last_seq[table] = last
             else:
                 try:
@@ -312,7 +312,7 @@ class Connection(Outbox):
             if frame == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
                 have = self.last_seq.get(table, 0)
                 async with self.resources.pool.acquire() as conn:
-                    upto = await store.last_seq(conn, table)
+                    upto = await self.resources.manager.committed_seq(table, conn)
                 if upto > have and not await self._fill_gap(table, have, upto):
                     return
                 continue
@@ -346,11 +346,10 @@ class Connection(Outbox):
         async with self.resources.pool.acquire() as conn:
             missed = await store.events_after(conn, table, have, limit=upto - have)
         log.warning("table %s: %d events missed by %s's socket came from the database", table, len(missed), self.peer)
-        for seq, round_id, payload in missed:
-            if not await self.deliver(encoder.encode(Events(table, seq, [TableEvent(seq, round_id,
-                                                                                     kind.public_payload(payload))]))):
+        for row in missed:
+            if not await self.deliver(encoder.encode(stored_event(table, kind, row))):
                 return False
-            self.last_seq[table] = seq
+            self.last_seq[table] = row[0]
         return True
 
     async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
@@ -369,6 +368,13 @@ class Connection(Outbox):
         pump.cancel()
         with contextlib.suppress(Exception):
             await self.channels.unsubscribe(subscriber, channel_of(table))
+
+
+def stored_event(table: str, kind: Any, row: tuple[int, str, bytes]) -> Events:
+    """One event read back from PostgreSQL (a replay, a filled gap) as its own message, as
+    the players may see it."""
+    seq, round_id, payload = row
+    return Events(table, seq, [TableEvent(seq, round_id, kind.public_payload(payload))])
 
 
 @websocket("/ws")
