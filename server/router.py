@@ -209,18 +209,24 @@ class Router:
             return self.me
         return self.manager.owners.get(table) if self.shared else None
 
+    def reachable(self, table: str) -> None:
+        """Refuse a table no client of this process can reach: with no broker, one that
+        does not run here (``table_unavailable``)."""
+        if not self.shared:
+            self.manager.runtime(table)
+
     # ---- commands ----------------------------------------------------------------------------
     def submit(self, who: Principal, cid: str, table: str, command: Any, raw: bytes) -> asyncio.Future:
         """Play ``command`` at ``table`` as ``who``; the future resolves to Accepted or
         Rejected. ``raw`` is the command as the client sent it (what another process decodes)."""
-        rt = self._local(table)
         if not self.shared:  # one process alone: the table runs here, or nowhere a client can reach
-            if rt is not None:
-                return rt.submit(who, cid, command)
-            refused = asyncio.get_running_loop().create_future()
-            refused.set_result(Rejected(cid, "table_unavailable", f"Table {table!r} is not running on this server.",
-                                        table))
-            return refused
+            try:
+                return self.manager.runtime(table).submit(who, cid, command)
+            except GameError as exc:
+                refused = asyncio.get_running_loop().create_future()
+                refused.set_result(Rejected(cid, exc.code, exc.message, table))
+                return refused
+        rt = self._local(table)
         answer = asyncio.get_running_loop().create_future()
         job = Job(who, cid, table, command, raw, answer)
         if (who.id, table) in self._held:  # his earlier commands wait for the table's next owner

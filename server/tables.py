@@ -128,8 +128,7 @@ class TableService:
         """The table, the seq of its last committed event and what ``who`` may see of it
         (from its owner, in this process or another)."""
         info = self.manager.info(table_id)
-        if not self.manager.router.shared:
-            self.manager.runtime(table_id)  # one process alone: the table must run here
+        self.manager.router.reachable(table_id)
         seq, view = await self.manager.router.view(table_id, who)
         return info, seq, view
 

@@ -254,8 +254,7 @@ class Connection(Outbox):
         try:
             info = manager.info(table)
             kind = game_kind(info.game)
-            if not manager.router.shared:
-                manager.runtime(table)  # one process alone: a table must run here
+            manager.router.reachable(table)
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
