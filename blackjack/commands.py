@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 import msgspec
 
 from games.commands import Command as _Command
-from games.validation import MAX_AMOUNT, Amount, MaybeName, Text
+from games.validation import MAX_AMOUNT, Amount, MaybeName, Name, Text
 
 # Bounds. A player's box is 1..7; ``Card`` and a time-out's ``DeclineOffer`` also take 0
 # (the dealer, every offer). A profile allows at most 8 hands a box, so a hand is 0..7.
@@ -259,10 +259,63 @@ class ExposeCard(_Command, tag="expose_card", frozen=True):
     card: CardNumber | None = None
 
 
+# -- tournament tables (Titano Art. 22-27): the server relays the coordinator's orders --------
+
+
+class TournamentEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One drawn seat: ``player`` at ``box`` with ``stack`` points."""
+
+    box: BoxNumber
+    player: Name
+    stack: Amount
+
+
+class TournamentSeat(_Command, tag="tournament_seat", frozen=True):
+    """Seat a phase of a tournament (``blackjack.tournament``) at this tournament table:
+    the drawn seats, each player's stack issued, the phase's limits and its number of
+    shoes. Only between phases (the table has no phase in play). ``order`` is the
+    coordinator's number for this table's orders: an order already applied is refused
+    (``order_applied``), so the server may send it again until it hears it was applied."""
+
+    order: Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
+    tournament: Name
+    phase: Annotated[int, msgspec.Meta(ge=1, le=1000)]
+    shoes: Annotated[int, msgspec.Meta(ge=1, le=100)]
+    min_bet: Amount
+    max_bet: Amount
+    seats: Annotated[list[TournamentEntry], msgspec.Meta(min_length=1, max_length=7)]
+
+
+class TournamentPause(_Command, tag="tournament_pause", frozen=True):
+    """Pause (no new hand is dealt; the hand in play finishes) or resume the table."""
+
+    order: Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
+    paused: bool
+    reason: Text = ""
+
+
+class TournamentExpel(_Command, tag="tournament_expel", frozen=True):
+    """Expel ``player`` (Art. 27: passing chips): between hands at once, else at the end of
+    the hand in play; his stack goes back to the house."""
+
+    order: Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
+    player: Name
+    reason: Text = ""
+
+
+class TournamentEnd(_Command, tag="tournament_end", frozen=True):
+    """End the phase at this table now (a cancelled tournament): between hands at once,
+    else at the end of the hand in play; every stack goes back to the house."""
+
+    order: Annotated[int, msgspec.Meta(ge=1, le=MAX_AMOUNT)]
+    reason: Text = ""
+
+
 Command = (
     Shuffle | Cut | PassCut | Reshuffle | CutCardOut | Sit | Leave | ReleaseSeat | PlaceBet | WithdrawBet
     | CloseBets | SetLimits | CloseTable | PlaceSideBet | WithdrawSideBet | JackpotMeters | Card | Insure
     | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double | Split | BehindDouble | BehindSplit
-    | VoidRound | BurnCard | ExposeCard
+    | VoidRound | BurnCard | ExposeCard | TournamentSeat | TournamentPause | TournamentExpel
+    | TournamentEnd
 )
 

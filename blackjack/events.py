@@ -7,7 +7,7 @@ from typing import Literal
 import msgspec
 
 from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged
-from games.wagers import WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
+from games.wagers import StackIssued, StackReturned, WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 
 class _Ev(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
@@ -196,6 +196,79 @@ class ReshuffleOrdered(_Ev, tag="reshuffle_ordered", frozen=True):
     after_round: bool  # False: the shoe ended at once
 
 
+# -- tournament tables (Titano Art. 22-27) ----------------------------------------------------
+
+
+class TournamentSeated(_Ev, tag="tournament_seated", frozen=True):
+    """A tournament phase is seated here: who sits where with how many points (each stack
+    issued by a ``games.wagers.StackIssued`` just after), the limits and the shoes to play."""
+
+    order: int
+    tournament: str
+    phase: int
+    shoes: int
+    min_bet: int
+    max_bet: int
+    seats: dict[str, int]  # player -> box
+    stacks: dict[str, int]  # player -> points
+
+
+class TournamentPaused(_Ev, tag="tournament_paused", frozen=True):
+    order: int
+    paused: bool
+    reason: str
+
+
+class AbsentCharged(_Ev, tag="absent_charged", frozen=True):
+    """Art. 27: a seated player who did not bet this hand (absent, or silent) is charged the
+    minimum (his whole stack if he has less); the wager events just before move the points."""
+
+    player: str
+    hand: int
+    amount: int
+
+
+class PlayerEliminated(_Ev, tag="player_eliminated", frozen=True):
+    """Art. 24: ``player`` has no points left after ``hand`` (the phase's hand number at this
+    table); ``stack_before``: his points when that hand opened (Art. 25's tie order)."""
+
+    player: str
+    phase: int
+    hand: int
+    stack_before: int
+
+
+class PlayerExpelled(_Ev, tag="player_expelled", frozen=True):
+    """Art. 27: the director expelled ``player``; his ``stack`` went back to the house."""
+
+    order: int
+    player: str
+    phase: int
+    hand: int
+    stack: int
+    reason: str
+
+
+class HandStandings(_Ev, tag="hand_standings", frozen=True):
+    """After each hand of a tournament phase: every player still in and his points."""
+
+    phase: int
+    hand: int
+    stacks: dict[str, int]
+    shoes_done: int
+
+
+class TournamentTableDone(_Ev, tag="tournament_table_done", frozen=True):
+    """The phase is over at this table (its shoes played, or nobody left): the final
+    stacks, each handed back (``games.wagers.StackReturned``) just before."""
+
+    phase: int
+    hand: int
+    stacks: dict[str, int]
+    reason: str = ""  # "": the phase's shoes are played
+    order: int = 0  # the ``TournamentEnd`` that ended it (0: none)
+
+
 # Everything the table emits; Lugano's Blazing 7s adds what the table tells the jackpot
 # pool, and the pool's meters.
 Event = (
@@ -205,4 +278,6 @@ Event = (
     | DealerDone | RoundSettled | RoundVoided | CardBurned | CardExposed | ButtonMoved
     | WagerPlaced | WagerSettled | WagerVoided | WagerRefunded | CutPassed | SeatReleased | TableClosed
     | ShoeRanShort | ReshuffleOrdered | JackpotRoundStarted | JackpotRoundReport | MetersChanged
+    | TournamentSeated | TournamentPaused | AbsentCharged | PlayerEliminated | PlayerExpelled | HandStandings
+    | TournamentTableDone | StackIssued | StackReturned
 )

@@ -34,6 +34,7 @@ from blackjack.round.shoe_commands import (
 )
 from blackjack.round.sidebets import offers_side_bets
 from blackjack.round.steps import even_money_refusal, insurance_refusal
+from blackjack.round.tournament import can_bet, in_play, points_refusal, seat_refusal
 from blackjack.state import Box, TableState
 from games.commands import Actor
 from games.errors import GameError
@@ -59,10 +60,17 @@ def _cut(s: TableState, actor: Actor) -> bool:
     return any(cut_refusal(s, actor, at) is None for at in (None, s.profile.cut_margin))
 
 
-def _offers(s: TableState, actor: Actor, answer: Callable[[TableState, Box], GameError | None]) -> bool:
-    """An open offer the actor answers for its player, which his box may take so."""
+def _offers(s: TableState, actor: Actor, answer: Callable[[TableState, Box, str], GameError | None]) -> bool:
+    """An open offer the actor answers for its player, which his box (and he) may take so."""
     boxes = {b.number: b for b in s.boxes}
-    return any(owner_refusal(s, o.player, actor) is None and answer(s, boxes[o.box]) is None for o in s.offers)
+    return any(
+        owner_refusal(s, o.player, actor) is None and answer(s, boxes[o.box], o.player) is None for o in s.offers
+    )
+
+
+def _insurable(s: TableState, box: Box, player: str) -> GameError | None:
+    # At a tournament table he insures from his points (at least 1 of them).
+    return insurance_refusal(s, box) or points_refusal(s, player, 1)
 
 
 def _turn(s: TableState, actor: Actor, cmd_type: type[Decision]) -> bool:
@@ -84,16 +92,16 @@ POSSIBLE: dict[type[C.Command], _Possible] = {
     C.Sit: lambda s, a: any(sit_refusal(s, a, n) is None for n in range(1, BOXES + 1)),
     C.Leave: lambda s, a: leave_refusal(s, a) is None,
     C.ReleaseSeat: lambda s, a: any(release_refusal(s, n) is None for n in range(1, BOXES + 1)),
-    C.PlaceBet: _for_someone,
+    C.PlaceBet: lambda s, a: can_bet(s, a) if s.tournament_table else _for_someone(s, a),
     C.WithdrawBet: lambda s, a: _for_any(s, a, [b.player for b in s.bets]),
     C.PlaceSideBet: lambda s, a: offers_side_bets(s.profile) and _for_any(s, a, [b.player for b in s.bets]),
     C.WithdrawSideBet: lambda s, a: _for_any(s, a, [b.player for b in s.side_bets]),
     C.CloseBets: lambda s, a: close_bets_refusal(s) is None,
     C.Card: lambda s, a: card_refusal(s) is None,
-    C.Insure: lambda s, a: _offers(s, a, insurance_refusal),
-    C.EvenMoney: lambda s, a: _offers(s, a, even_money_refusal),
+    C.Insure: lambda s, a: _offers(s, a, _insurable),
+    C.EvenMoney: lambda s, a: _offers(s, a, lambda s, b, _p: even_money_refusal(s, b)),
     # A time-out declines every offer still open (``round.offers.decline``).
-    C.DeclineOffer: lambda s, a: a.role == "system" or _offers(s, a, lambda _s, _b: None),
+    C.DeclineOffer: lambda s, a: a.role == "system" or _offers(s, a, lambda _s, _b, _p: None),
     C.Hit: lambda s, a: _turn(s, a, C.Hit),
     C.Stand: lambda s, a: _turn(s, a, C.Stand),
     C.Double: lambda s, a: _turn(s, a, C.Double),
@@ -102,6 +110,11 @@ POSSIBLE: dict[type[C.Command], _Possible] = {
     C.BehindSplit: lambda s, a: _behind(s, a, "split"),
     C.BurnCard: lambda s, a: card_left(s) and burn_refusal(s) is None,
     C.ExposeCard: lambda s, a: card_left(s) and expose_refusal(s) is None,
+    # A tournament's orders: what they say is their content; an expulsion needs someone in.
+    C.TournamentSeat: lambda s, a: seat_refusal(s, None) is None,
+    C.TournamentPause: lambda s, a: in_play(s) is not None,
+    C.TournamentExpel: lambda s, a: bool((t := in_play(s)) and t.stacks),
+    C.TournamentEnd: lambda s, a: in_play(s) is not None,
 }
 
 

@@ -16,7 +16,8 @@ command may be sent at all, in this order, and refuses it with a stable code oth
 1. ``WHO``: the roles that may send it (``games.commands.Role``; a command absent from
    ``WHO`` may come from anyone, and its handler checks whose chips, box or turn it is);
 2. ``_house_rule``: whether this table has it at all (a live table's cards, a house that
-   burns misdrawn cards, a table without the Blazing 7s jackpot);
+   burns misdrawn cards, a table without the Blazing 7s jackpot; a tournament table's
+   drawn seats, and its orders, which only a tournament table takes);
 3. ``ALLOWED``: the phases that allow it.
 
 (Before them, a chef's ``close_table`` needs the director's recorded authorisation.)
@@ -102,6 +103,10 @@ WHO: dict[type[C.Command], Who] = {
     C.BurnCard: Who(STAFF),
     C.ExposeCard: Who(STAFF),
 }
+# A tournament's orders come from its coordinator; the server relays them (``system``).
+TOURNAMENT_ORDERS = (C.TournamentSeat, C.TournamentPause, C.TournamentExpel, C.TournamentEnd)
+WHO.update({cmd: Who(frozenset(("system",)), "server_only", "Only the server relays the tournament's orders.")
+            for cmd in TOURNAMENT_ORDERS})
 
 
 def _who_refusal(cmd_type: type[C.Command], role: Role) -> GameError | None:
@@ -126,6 +131,33 @@ def _house_rule(s: TableState, cmd_type: type[C.Command]) -> GameError | None:
         return GameError("misdrawn_card_burned", "At this house a card drawn by mistake is burned, not offered.")
     if cmd_type is C.JackpotMeters and s.profile.blazing_7s is None:
         return GameError("side_bet_not_offered", "This table has no Blazing 7s jackpot.")
+    if not s.tournament_table:
+        if cmd_type in TOURNAMENT_ORDERS:
+            return GameError("not_a_tournament_table", "This table plays no tournament.")
+        return None
+    return _tournament_rule(s, cmd_type)
+
+
+# Titano Art. 27: seats at a tournament table are drawn, and kept (an absent player is
+# charged the minimum each hand); its bets are points on the drawn box alone.
+_NOT_AT_TOURNAMENTS = {
+    C.Sit: "Seats at a tournament table are drawn.",
+    C.Leave: "Seats at a tournament table are drawn.",
+    C.ReleaseSeat: "An absent player keeps his drawn seat and is charged the minimum each hand (Art. 27).",
+    C.PlaceSideBet: "A tournament table has no side bets.",
+}
+
+
+def _tournament_rule(s: TableState, cmd_type: type[C.Command]) -> GameError | None:
+    refused = _NOT_AT_TOURNAMENTS.get(cmd_type)
+    if refused is not None:
+        return GameError("tournament_table", refused)
+    t = s.tournament
+    playing = t is not None and not t.done
+    if cmd_type is C.Shuffle and not playing:
+        return GameError("no_tournament_phase", "A tournament table deals only the phases seated at it.")
+    if cmd_type is C.CloseTable and playing:
+        return GameError("phase_in_play", "A tournament phase is being played at this table.")
     return None
 
 
@@ -186,6 +218,11 @@ ALLOWED: dict[type[C.Command], Allowed] = {
     C.BurnCard: Allowed(BURN_PHASES, "burn_not_allowed_now", "A card is burned only while a round is being played."),
     C.ExposeCard: Allowed(_in(Phase.PLAY, Phase.DEALER), "expose_not_allowed_now",
                           "A misdrawn card is handled during the drawing."),
+    C.TournamentSeat: Allowed(BETWEEN_ROUNDS, "round_in_play", "A phase is seated between rounds only."),
+    # A pause, an expulsion or the end waits for the hand in play to finish, if need be.
+    C.TournamentPause: Allowed(ANY, "", ""),
+    C.TournamentExpel: Allowed(ANY, "", ""),
+    C.TournamentEnd: Allowed(ANY, "", ""),
 }
 
 

@@ -88,6 +88,32 @@ class Offer(msgspec.Struct, frozen=True, order=True, gc=False):
         return f"{self.player}@{self.box}"
 
 
+class PendingExpulsion(msgspec.Struct, frozen=True, gc=False):
+    player: str
+    order: int
+    reason: str
+
+
+class TournamentPlay(msgspec.Struct, gc=False):
+    """A tournament phase being played at this table (``TournamentSeat``; Titano Art. 24-27).
+    Points a player holds off the felt are ``stacks``; what he has on the felt is in the
+    round's bets and wagers, so a stack plus his open wagers is his ledger balance."""
+
+    tournament: str
+    phase: int
+    shoes: int
+    shoes_done: int = 0
+    hand: int = 0  # hands opened in this phase at this table (the elimination clock)
+    stacks: dict[str, int] = {}
+    before: dict[str, int] = {}  # the stacks when the current hand opened
+    paused: bool = False
+    # Orders that wait for the hand in play to end: expulsions, the phase's end.
+    expelled: list[PendingExpulsion] = []
+    ending: str = ""  # a TournamentEnd's reason, until the hand ends
+    ending_order: int = 0
+    done: bool = False
+
+
 class TableState(msgspec.Struct, gc=False):
     table_id: str
     profile: Profile
@@ -131,3 +157,9 @@ class TableState(msgspec.Struct, gc=False):
     # Blazing 7s: this round entered the jackpot pool and has not reported to it yet.
     jackpot_entered: bool = False
     jackpot_meters: list[int] = []  # [minor, major] as the pool last announced them
+    # A tournament table (Titano Art. 22-27): seats are drawn, not taken; it plays only the
+    # phases the coordinator seats here (``tournament``), in points. ``tournament_order``:
+    # the last coordinator order applied here (orders are applied once).
+    tournament_table: bool = False
+    tournament: TournamentPlay | None = None
+    tournament_order: int = 0

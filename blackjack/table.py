@@ -18,8 +18,8 @@ from blackjack import events as E
 from blackjack.legal import legal_commands
 from blackjack.phases import refuse
 from blackjack.profiles import BOXES, Profile, validate
-from blackjack.round import betting, decisions, offers, shoe_commands, sidebets, voids
-from blackjack.round.betting import check_limits
+from blackjack.round import betting, decisions, offers, shoe_commands, sidebets, tournament, voids
+from blackjack.round.common import check_limits
 from blackjack.state import TableState
 from blackjack.view import TableView, table_view
 from games.commands import Actor
@@ -60,11 +60,20 @@ HANDLERS: dict[type[C.Command], Handler] = {
     C.VoidRound: voids.void_round,
     C.BurnCard: shoe_commands.burn,
     C.ExposeCard: shoe_commands.expose,
+    C.TournamentSeat: tournament.seat,
+    C.TournamentPause: tournament.pause,
+    C.TournamentExpel: tournament.expel,
+    C.TournamentEnd: tournament.end,
 }
 
 
 class BlackjackTable:
-    def __init__(self, table_id: str, profile: Profile, *, min_bet: int, max_bet: int, live: bool = False) -> None:
+    def __init__(
+        self, table_id: str, profile: Profile, *, min_bet: int, max_bet: int, live: bool = False,
+        tournament: bool = False,
+    ) -> None:
+        """``tournament``: a tournament's table (Titano Art. 22-27), which plays the phases
+        its coordinator seats at it, in points (``blackjack.round.tournament``)."""
         validate(profile)
         check_limits(profile, min_bet, max_bet)
         self.state = TableState(
@@ -74,6 +83,7 @@ class BlackjackTable:
             min_bet=min_bet,
             max_bet=max_bet,
             button=BOXES if profile.button else 0,
+            tournament_table=tournament,
         )
 
     @classmethod
@@ -101,9 +111,15 @@ class BlackjackTable:
                 "floor: ids name the croupier's floor players; no one sends commands as one.",
             )
         refuse(self.state, command, actor)
-        out: list[E.Event] = []
-        handler(self.state, command, actor, out)
-        return out
+        if not self.state.tournament_table:
+            out: list[E.Event] = []
+            handler(self.state, command, actor, out)
+            return out
+        # The points move with the money events the command caused (Art. 27).
+        ledger = tournament.Ledger()
+        handler(self.state, command, actor, ledger)
+        tournament.book(self.state, ledger)
+        return list(ledger)
 
     def legal_commands(self, actor: Actor) -> list[str]:
         """The ``type`` tags of the commands ``actor`` may send now (``blackjack.legal``)."""

@@ -39,6 +39,20 @@ class BoxView(msgspec.Struct):
     wagers: list[WagerView]
 
 
+class TournamentView(msgspec.Struct):
+    """The tournament phase played at the table: everyone sees the points (Titano Art. 27:
+    "i gettoni devono essere tenuti bene in vista sul tavolo")."""
+
+    tournament: str
+    phase: int
+    shoes: int
+    shoes_done: int
+    hand: int
+    stacks: dict[str, int]  # off the felt; the bets and wagers on it are in bets and boxes
+    paused: bool
+    done: bool
+
+
 class TableView(msgspec.Struct):
     table_id: str
     profile: str
@@ -65,6 +79,8 @@ class TableView(msgspec.Struct):
     cut_chain: list[str] = []  # Campione Art. 30: who is offered the cut after cut_entitled
     # The command types (``type`` tags) the viewer may send now; the server fills it in.
     legal: list[str] = []
+    tournament_table: bool = False
+    tournament: TournamentView | None = None  # the last phase seated at a tournament table
 
 
 def table_view(s: TableState, viewer: str | None) -> TableView:
@@ -107,4 +123,13 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         side_bets=[WagerView(b.wager, b.player, b.kind, b.amount, b.box, False) for b in s.side_bets],
         jackpot_meters=list(s.jackpot_meters),
         cut_chain=list(s.cut_chain),
+        tournament_table=s.tournament_table,
+        tournament=_tournament_view(s),
     )
+
+
+def _tournament_view(s: TableState) -> TournamentView | None:
+    t = s.tournament
+    if t is None:
+        return None
+    return TournamentView(t.tournament, t.phase, t.shoes, t.shoes_done, t.hand, dict(t.stacks), t.paused, t.done)

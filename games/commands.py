@@ -23,7 +23,9 @@ import msgspec
 
 from games.validation import Name
 
-Role = Literal["player", "croupier", "chef", "director", "system"]
+Role = Literal["player", "croupier", "chef", "director", "system", "cashier"]
+# Who acts at the tables. The cashier acts only towards a tournament (registering a player
+# who pays at the desk, ``blackjack.tournament``), never at a table: not listed here.
 ROLES: tuple[Role, ...] = ("player", "croupier", "chef", "director", "system")
 STAFF: frozenset[str] = frozenset(("croupier", "chef", "director"))
 

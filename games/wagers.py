@@ -72,3 +72,24 @@ class ChipsUnclaimed(msgspec.Struct, frozen=True, tag="unclaimed_recorded"):
     amount: int
     wagers: list[str]
     by: str
+
+
+class StackIssued(msgspec.Struct, frozen=True, tag="stack_issued"):
+    """The house hands ``player`` a stack for a session of play it runs (a tournament's
+    points at the start of a phase: Titano Art. 23-24): ``amount`` goes from the house's
+    side to the player. ``key`` makes the movement unique at its table ("p2": phase 2)."""
+
+    player: str
+    amount: int
+    key: str
+    reason: str = ""
+
+
+class StackReturned(msgspec.Struct, frozen=True, tag="stack_returned"):
+    """``player`` hands his stack back to the house (the end of a tournament phase, an
+    expulsion: Titano Art. 27 "i gettoni dovranno essere riconsegnati al tavolo")."""
+
+    player: str
+    amount: int
+    key: str
+    reason: str = ""

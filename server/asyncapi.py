@@ -64,7 +64,8 @@ def document() -> dict[str, Any]:
             "ws": {
                 "address": "/ws",
                 "messages": {n: {"$ref": f"#/components/messages/{n}"} for n in messages},
-            }
+            },
+            **_tournament_channel(game_docs),
         },
         "operations": {
             "clientSends": {
@@ -83,6 +84,27 @@ def document() -> dict[str, Any]:
         "x-game-events": {n: d["events"] for n, d in game_docs.items()},
         "x-server-events": schemas[len(_CLIENT) + len(_SERVER)],
     }
+
+
+def _tournament_channel(game_docs: dict[str, Any]) -> dict[str, Any]:
+    """A tournament's channel: the same websocket, ``subscribe`` to the tournament's id."""
+    if "tournament" not in game_docs:
+        return {}
+    return {"tournament": {
+        "address": "/ws (subscribe to the tournament's id)",
+        "title": "A blackjack tournament or Sit&Go (Titano Art. 22-29)",
+        "description": (
+            "'subscribe' with a tournament's id (GET /tournaments) gives a 'snapshot' of the tournament "
+            "(registrations, phase, tables and seats, live standings, the cut line, your own place) and "
+            "then its events in 'events' messages, like a table's: registrations and check-ins, the "
+            "seating draw (started, phase_started with each table's seats), standings_updated after every "
+            "hand a table reports (the ranking and the cut line), eliminated, tie_break, phase_ended, "
+            "paused/resumed, expelled, prize_paid and finished (or cancelled). Commands go as 'play' with the "
+            "tournament's id (or POST /tournaments/{id}/commands): register, check_in, and the director's "
+            "open_registration, close_registration, start, pause, resume, expel, cancel. Each phase's tables "
+            "are ordinary blackjack tables in points (PTS): subscribe to them to play."),
+        "messages": {"TournamentEvent": {"name": "event", "payload": game_docs["tournament"]["events"]}},
+    }}
 
 
 _cached: bytes | None = None

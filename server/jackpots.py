@@ -21,6 +21,7 @@ from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
+from server.companions import Companion
 from server.money import jackpot_transfers
 from server.store import jackpots as pools
 
@@ -99,3 +100,26 @@ async def ensure_open(ctx: Any, table: str, engine: Any) -> Any:
 
 def meters_changes(events: list[Any]) -> list[Any]:
     return [ev for ev in events if isinstance(ev, J.MetersChanged)]
+
+
+class JackpotCompanion(Companion):
+    """A Blazing 7s table's link to its pool (``server.companions``)."""
+
+    async def start(self) -> list[Any]:
+        rt = self.runtime
+        meters = await ensure_open(rt.ctx, rt.info.id, rt.engine)
+        return [] if meters is None else [rt.kind.meters_command(rt.info, *meters)]
+
+    pooled: list[Any] = []  # the pool's events in the batch being committed
+
+    async def forward(self, conn: Any, events: list[Any]) -> list[Any]:
+        rt = self.runtime
+        self.pooled = await forward(rt.ctx, conn, rt.info.id, rt.engine, events)
+        return self.pooled
+
+    def committed(self, events: list[Any]) -> None:
+        """The pool's new meters go to every linked table, in this process or another (only
+        the pool's: a table's own ``meters_changed``, announcing them, goes nowhere)."""
+        changes, self.pooled = meters_changes(self.pooled), []
+        if changes:
+            self.runtime.ctx.manager.router.meters([(ch.jackpot, ch.minor, ch.major) for ch in changes])

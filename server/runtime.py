@@ -26,12 +26,12 @@ from typing import Any, NamedTuple, NoReturn
 import msgspec
 
 from games.errors import GameError
-from games.ledger import accounts
 from games.wagers import WagerPlaced
-from server import jackpots, metrics, store
+from server import metrics, store
 from server.auth import Principal
+from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
-from server.money import open_refs, ops_for
+from server.money import open_refs
 from server.presence import Presence
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
 from server.resources import Resources
@@ -131,11 +131,14 @@ class TableRuntime:
         # When this process last renewed the table's lease (taken just before the runtime is
         # built; renewed by each commit and by the manager's lease loop): the lease age gauge.
         self.leased_at = time.monotonic()
+        self.accounts = kind.accounts(info)
+        self.companions = kind.companions(self)
 
     # ---- life ----------------------------------------------------------------------------
     async def start(self) -> None:
         # A table opened before floor accounts existed gets its own now (idempotent).
-        await self.ctx.ledger.open_account(accounts.floor(self.info.id, self.info.currency))
+        async with self.ctx.pool.acquire() as conn:
+            await open_accounts(self, conn, self.accounts.to_open())
         await self.restore()
         commands, outcome = self.kind.recover(self.engine, self.info)
         if commands or outcome:
@@ -149,9 +152,9 @@ class TableRuntime:
         loop = asyncio.get_running_loop()
         if self.presence.all_gone(self.kind.seated(self.engine), loop.time()):
             loop.call_later(self.ctx.settings.seat_release_seconds, self._release_gone)
-        meters = await jackpots.ensure_open(self.ctx, self.info.id, self.engine)
-        if meters is not None:
-            self.queue.put_nowait(Item(self.system, "meters", self.kind.meters_command(self.info, *meters)))
+        for companion in self.companions:
+            for i, command in enumerate(await companion.start()):
+                self.queue.put_nowait(Item(self.system, f"companion:{i}", command))
         self.task = asyncio.create_task(self._run(), name=f"table {self.info.id}")
 
     async def restore(self) -> None:
@@ -167,8 +170,8 @@ class TableRuntime:
                 self.committed = self.kind.dump(self.engine)
                 await store.create_state(conn, self.info.id, self.kind.round_id(self.engine), self.committed)
                 loaded = await store.load_state(conn, self.info.id)
-                if await self.ctx.limits.current(self.info.id) is None:
-                    limits = self.kind.current_limits(self.engine, self.info)
+                limits = self.kind.current_limits(self.engine, self.info)
+                if limits is not None and await self.ctx.limits.current(self.info.id) is None:
                     await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits")
             assert loaded is not None
             self.engine = self.kind.load(loaded.state)
@@ -225,6 +228,9 @@ class TableRuntime:
         self.stopped = True
         if self._timer:
             self._timer.cancel()
+        for companion in self.companions:
+            with contextlib.suppress(Exception):
+                await companion.stop()
         if self._busy:
             # A batch under way finishes (committed and answered, or rolled back and refused)
             # before the table stops: never cut off between its commit and its answers.
@@ -370,19 +376,18 @@ class TableRuntime:
             return
         started = time.monotonic()
         try:
-            if jackpots.config_of(self.engine) is None:
+            if not self.companions:
                 frames = await self._commit(staged, conn)
             else:
-                # A linked jackpot: the pool's state and money in the same transaction.
+                # Companions (a jackpot pool, a tournament) write in the same transaction.
                 async with conn.transaction():
-                    pooled = await jackpots.forward(self.ctx, conn, self.info.id, self.engine,
-                                                    [ev for s in staged for ev in s.events])
-                    if pooled:
+                    events = [ev for s in staged for ev in s.events]
+                    joined = [ev for c in self.companions for ev in await c.forward(conn, events)]
+                    if joined:
                         last = staged[-1]
-                        staged[-1] = last._replace(events=last.events + pooled, rounds=last.rounds + [
-                            last.rounds[-1] if last.rounds else ""] * len(pooled))
+                        staged[-1] = last._replace(events=last.events + joined, rounds=last.rounds + [
+                            last.rounds[-1] if last.rounds else ""] * len(joined))
                     frames = await self._commit(staged, conn)
-                self._relay_meters(jackpots.meters_changes(pooled))
         except LostOwnership:
             raise
         except Exception as exc:
@@ -408,7 +413,14 @@ class TableRuntime:
         m = self.metrics
         m.commit.observe(now - started)
         m.batch.observe(len(staged))
-        await self._record_limits([ev for s in staged for ev in s.events])
+        committed = [ev for s in staged for ev in s.events]
+        await self._record_limits(committed)
+        for companion in self.companions:
+            try:
+                companion.committed(committed)
+            except Exception:  # committed all the same; a companion catches up from the stored events
+                log.exception("table %s: companion %s failed after the commit", self.info.id,
+                              type(companion).__name__)
         channel = channel_of(self.info.id)
         for it, last_seq in frames[1]:
             if it.future is not None and not it.future.done():
@@ -422,10 +434,6 @@ class TableRuntime:
         except Exception:  # committed all the same: subscribers catch up by seq on resume
             log.exception("table %s: broadcast failed", self.info.id)
 
-    def _relay_meters(self, changes: list[Any]) -> None:
-        """New jackpot meters go to every linked table, in this process or another."""
-        self.ctx.manager.router.meters([(ch.jackpot, ch.minor, ch.major) for ch in changes])
-
     async def _record_limits(self, events: list[Any]) -> None:
         """Versioned limits for the limits store (``server.store.limits``; the engine state stays the authority)."""
         for limits, from_round, by, reason in self.kind.limits_changes(events, self.info):
@@ -435,7 +443,7 @@ class TableRuntime:
                 log.exception("table %s: could not record the limits change", self.info.id)
 
     async def _commit(self, staged: list[Staged], conn: Any):
-        tid, cur = self.info.id, self.info.currency
+        tid = self.info.id
         seq, n = self.seq, self.command
         logged: list[tuple] = []
         event_rows: list[tuple] = []
@@ -472,8 +480,11 @@ class TableRuntime:
         every = self.ctx.settings.snapshot_batches or SNAPSHOT_BATCHES
         snapshot = (self.snapshot_due or last_round != self.round or self.logged_batches + 1 >= every
                     or unreadable)
-        ops = ops_for(tid, cur, all_events)
+        ops = self.kind.ledger_ops(self.info, all_events)
         async with conn.transaction():
+            opened = self.accounts.opened_by(all_events)
+            if opened:
+                await open_accounts(self, conn, opened)
             if ops:
                 await self.ctx.ledger.apply(ops, conn=conn)
             if audits:

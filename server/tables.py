@@ -15,8 +15,6 @@ import asyncpg
 import msgspec
 
 from games.errors import GameError
-from games.ledger import accounts
-from games.ledger.accounts import Kind
 from games.ledger.store import Ledger
 from games.money import currency as currency_of
 from server import store
@@ -93,7 +91,9 @@ class TableService:
         return cls(resources.pool, resources.ledger, resources.limits, resources.manager)
 
     def listed(self, archived: bool) -> list[TableInfo]:
-        return [i for i in self.manager.infos.values() if archived or not i.archived]
+        """The floor's tables (tournaments are listed apart: ``/tournaments``)."""
+        return [i for i in self.manager.infos.values()
+                if (archived or not i.archived) and i.game != "tournament"]
 
     async def create(self, by: Principal, game: str, profile: str, mode: str, currency: str,
                      name: str = "", settings: dict[str, Any] | None = None, table_id: str = "") -> TableInfo:
@@ -114,10 +114,8 @@ class TableService:
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the table and its accounts, or nothing
                 await store.insert_table(conn, info, by.id)
-                for account, account_kind in ((accounts.bank(tid, currency), Kind.BANK),
-                                              (accounts.unclaimed(tid, currency), Kind.UNCLAIMED),
-                                              (accounts.floor(tid, currency), Kind.FLOOR)):
-                    await self.ledger.open_account(account, currency, account_kind, conn=conn)
+                for account, account_kind in kind.accounts(info).to_open():
+                    await self.ledger.open_account(account, None, account_kind, conn=conn)
                 await audit.record(conn, by, "table.create", tid,
                                    {"game": game, "profile": profile, "mode": mode, "currency": currency})
                 await store.notify_table_changed(conn, tid)  # every process knows it at once

@@ -7,33 +7,19 @@ from blackjack import commands as C
 from blackjack import events as E
 from blackjack import jackpot as J
 from blackjack.phases import ROUND_PHASES, Phase
-from blackjack.profiles import BOXES, Profile
-from blackjack.round.common import Out, bet_id, check, holder_bet, owner, return_bets
+from blackjack.profiles import BOXES
+from blackjack.round import tournament
+from blackjack.round.common import MAX_TABLE_BET as MAX_TABLE_BET  # re-exported: its old home
+from blackjack.round.common import Out, bet_id, check, check_limits, holder_bet, owner, return_bets
+from blackjack.round.dealer import end_round
 from blackjack.round.sidebets import side_bets_to_boxes
 from blackjack.round.steps import run
 from blackjack.state import DEALER, HOLE, Bet, Box, CardTarget, Hand, TableState, Wager
 from blackjack.wager_kinds import WagerKind
 from games.commands import Actor
 from games.errors import GameError
-from games.validation import ENTERED_MAX_FACTOR, MAX_AMOUNT
+from games.validation import ENTERED_MAX_FACTOR
 from games.wagers import WagerPlaced, WagerVoided
-
-# The highest table maximum any profile may set: every amount a round derives from a
-# stake (an entered pile of ENTERED_MAX_FACTOR maxima, doubles, splits, a 3:2 or 30:1 pay)
-# then stays far inside int64, the ledger's bigint.
-MAX_TABLE_BET = MAX_AMOUNT // 1000
-
-
-def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
-    if min_bet <= 0 or max_bet < min_bet:
-        raise GameError("bad_limits", "The minimum must be positive and the maximum at least the minimum.")
-    if max_bet > MAX_TABLE_BET:
-        raise GameError("bad_limits", f"The maximum may not exceed {MAX_TABLE_BET} (minor units).")
-    if p.max_to_min_ratio and max_bet > p.max_to_min_ratio * min_bet:
-        raise GameError("bad_limits", f"The maximum may be at most {p.max_to_min_ratio} times the minimum.")
-    if p.max_bet_cap and max_bet > p.max_bet_cap:
-        raise GameError("bad_limits", f"The maximum may not exceed {p.max_bet_cap} (minor units).")
-
 
 # -- seats ----------------------------------------------------------------------------------
 
@@ -113,6 +99,9 @@ def set_limits(s: TableState, cmd: C.SetLimits, actor: Actor, out: Out) -> None:
 
 
 def place_bet(s: TableState, cmd: C.PlaceBet, actor: Actor, out: Out) -> None:
+    if s.tournament_table:
+        tournament.place_bet(s, cmd, actor, out)  # points, on the drawn seat (Art. 27)
+        return
     p = s.profile
     entered = actor.is_staff  # chips already on a live felt, entered by the croupier
     if entered and not cmd.player:
@@ -168,6 +157,8 @@ def withdraw_bet(s: TableState, cmd: C.WithdrawBet, actor: Actor, out: Out) -> N
 
 
 def close_bets_refusal(s: TableState) -> GameError | None:
+    if s.tournament_table:
+        return tournament.close_refusal(s)  # every hand is played, bets or not (Art. 27)
     return None if s.bets else GameError("no_bets", "Nobody has bet.")
 
 
@@ -198,6 +189,12 @@ def close_bets(s: TableState, cmd: C.CloseBets, actor: Actor, out: Out) -> None:
         if any(n > 1 for n in counts.values()):
             raise GameError("one_box_each", "The table is crowded: one box each.")
 
+    if s.tournament_table:
+        tournament.charge_absent(s, out)
+        if not by_box:  # nobody bet: the hand is over, no card is dealt
+            out.append(E.RoundSettled(round=s.round, last_of_shoe=s.last_round or s.reshuffle_after))
+            end_round(s, out)
+            return
     if unplayed:
         return_bets(s, out, lambda b: b.box in unplayed, "the box was not played")
         if not by_box:

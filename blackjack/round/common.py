@@ -7,15 +7,32 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from blackjack import events as E
+from blackjack.profiles import Profile
 from blackjack.state import Bet, Box, SideBet, TableState, Wager
 from blackjack.wager_kinds import STAKE_KINDS, WagerKind
 from games.commands import Actor
 from games.errors import GameError
 from games.players import is_floor
+from games.validation import MAX_AMOUNT
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 
 Out = list[E.Event]
 
+# The highest table maximum any profile may set: every amount a round derives from a
+# stake (an entered pile of ENTERED_MAX_FACTOR maxima, doubles, splits, a 3:2 or 30:1 pay)
+# then stays far inside int64, the ledger's bigint.
+MAX_TABLE_BET = MAX_AMOUNT // 1000
+
+
+def check_limits(p: Profile, min_bet: int, max_bet: int) -> None:
+    if min_bet <= 0 or max_bet < min_bet:
+        raise GameError("bad_limits", "The minimum must be positive and the maximum at least the minimum.")
+    if max_bet > MAX_TABLE_BET:
+        raise GameError("bad_limits", f"The maximum may not exceed {MAX_TABLE_BET} (minor units).")
+    if p.max_to_min_ratio and max_bet > p.max_to_min_ratio * min_bet:
+        raise GameError("bad_limits", f"The maximum may be at most {p.max_to_min_ratio} times the minimum.")
+    if p.max_bet_cap and max_bet > p.max_bet_cap:
+        raise GameError("bad_limits", f"The maximum may not exceed {p.max_bet_cap} (minor units).")
 
 def check(error: GameError | None) -> None:
     """Raise ``error``, if there is one. A handler's preconditions are ``*_refusal``

@@ -10,6 +10,7 @@ from blackjack.profiles import BOXES
 from blackjack.round.common import Out, settled
 from blackjack.round.deal import entitle_cut
 from blackjack.round.sidebets import report_jackpot
+from blackjack.round.tournament import hand_opened, hand_over
 from blackjack.settlement import HAND_KINDS, ROUND_END, SETTLE, Outcome, hand_outcome, settle_insurance
 from blackjack.state import DEALER, Box, TableState
 from blackjack.wager_kinds import FREE_KINDS, WagerKind
@@ -124,7 +125,12 @@ def end_round(s: TableState, out: Out) -> None:
     s.exposed = -1
     s.round += 1
     s.seq = 0
-    if s.last_round or s.reshuffle_after:
+    shoe_over = s.last_round or s.reshuffle_after
+    if hand_over(s, out, shoe_over):
+        return  # a tournament phase is over at this table: no next round
+    if s.tournament_table:
+        holders = {}  # the eliminated and the expelled have left: only the seated cut (Art. 4)
+    if shoe_over:
         end_shoe(s, out, holders)
     else:
         open_round(s, out)
@@ -149,6 +155,7 @@ def open_round(s: TableState, out: Out) -> None:
         s.min_bet, s.max_bet = s.next_limits
         s.next_limits = []
     s.phase = Phase.BETTING
+    hand_opened(s)
     out.append(E.RoundOpened(round=s.round, min_bet=s.min_bet, max_bet=s.max_bet, button=s.button))
 
 

@@ -12,6 +12,7 @@ from blackjack.hands import VALUE, hand_value
 from blackjack.profiles import Profile
 from blackjack.round.common import Out, box_index, check, owner, owner_refusal, place, place_free, stake_on
 from blackjack.round.steps import run
+from blackjack.round.tournament import double_excess, points_refusal
 from blackjack.state import Box, CardTarget, Hand, TableState
 from blackjack.wager_kinds import WagerKind
 from games.commands import Actor
@@ -93,7 +94,20 @@ def turn_refusal(s: TableState, cmd_type: type[Decision], actor: Actor, box: Box
     elif not is_floor(box.holder):
         return GameError("floor_only", f"Box {box.number}'s holder {box.holder} decides for himself.")
     rule = _HAND_RULES.get(cmd_type)
-    return None if rule is None else rule(s.profile, box, box.hands[hand])
+    error = None if rule is None else rule(s.profile, box, box.hands[hand])
+    if error is None and s.tournament_table and cmd_type in (C.Double, C.Split):
+        error = _extra_stake_refusal(s, cmd_type, box, hand)
+    return error
+
+
+def _extra_stake_refusal(s: TableState, cmd_type: type[Decision], box: Box, hi: int) -> GameError | None:
+    """A double or split stakes as much again: at a tournament table, from the holder's
+    points (Art. 10: no play on credit). The house's free chip costs him nothing."""
+    hand = box.hands[hi]
+    if free_double(s.profile, hand) if cmd_type is C.Double else free_split(s.profile, box, hand):
+        return None
+    stake = stake_on(box, box.holder, hi)
+    return points_refusal(s, box.holder, stake.amount - stake.excess)
 
 
 def _decision(s: TableState, cmd: Decision, actor: Actor) -> tuple[Box, Hand]:
@@ -133,7 +147,8 @@ def double(s: TableState, cmd: C.Double, actor: Actor, out: Out) -> None:
     if free:
         place_free(s, out, box, box.holder, WagerKind.FREE_DOUBLE, stake.amount - stake.excess, cmd.hand)
     else:
-        place(s, out, box, box.holder, WagerKind.DOUBLE, stake.amount - stake.excess, cmd.hand)
+        w = place(s, out, box, box.holder, WagerKind.DOUBLE, stake.amount - stake.excess, cmd.hand)
+        w.excess = double_excess(s, stake, w.amount)  # Art. 27: not paid beyond the maximum
     _ask_behind(s, out, box, cmd.hand, "double")
 
 

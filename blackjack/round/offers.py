@@ -9,6 +9,7 @@ from blackjack import events as E
 from blackjack.phases import Phase
 from blackjack.round.common import Out, box_numbered, check, owner, place, settled, stake_on
 from blackjack.round.steps import even_money_refusal, insurance_refusal, run
+from blackjack.round.tournament import points_refusal
 from blackjack.settlement import settle_even_money
 from blackjack.state import Box, Offer, TableState
 from blackjack.wager_kinds import WagerKind
@@ -33,6 +34,7 @@ def insure(s: TableState, cmd: C.Insure, actor: Actor, out: Out) -> None:
     half = (stake.amount - stake.excess) // 2
     if not 0 < cmd.amount <= half:
         raise GameError("insurance_too_large", f"Insure at most {half} (half the bet).")
+    check(points_refusal(s, offer.player, cmd.amount))
     place(s, out, box, offer.player, WagerKind.INSURANCE, cmd.amount, -1)
     answered(s, out, offer)
 

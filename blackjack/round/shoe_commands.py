@@ -10,6 +10,7 @@ from blackjack.round.common import Out, check
 from blackjack.round.deal import cards_on_table, cut_card_out, draw, give
 from blackjack.round.dealer import end_shoe, open_round
 from blackjack.round.steps import run
+from blackjack.round.tournament import in_play
 from blackjack.state import TableState
 from games.cards import full_shoe
 from games.commands import Actor
@@ -126,8 +127,10 @@ def cut_shoe(s: TableState, cmd: C.Cut, actor: Actor, out: Out) -> None:
 
 
 def reshuffle(s: TableState, cmd: C.Reshuffle, actor: Actor, out: Out) -> None:
-    """End the shoe now if no bet is down yet, else after this round."""
-    now = s.phase == Phase.BETTING and not s.bets
+    """End the shoe now if no bet is down yet, else after this round. At a tournament
+    table the hand already opened is played first (Art. 27: every hand is played, and
+    counted), so the shoe always ends with a hand."""
+    now = s.phase == Phase.BETTING and not s.bets and in_play(s) is None
     out.append(E.ReshuffleOrdered(by=actor.id, after_round=not now))
     if now:
         end_shoe(s, out)

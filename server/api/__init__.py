@@ -12,8 +12,9 @@ from server.api.health import health, ready
 from server.api.metrics import MetricsController
 from server.api.rounds import RoundsController
 from server.api.tables import TablesController
+from server.api.tournaments import TournamentsController
 
 ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
-          RoundsController, health, ready, MetricsController]
+          RoundsController, TournamentsController, health, ready, MetricsController]
 
 __all__ = ["ROUTES"]

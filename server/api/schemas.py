@@ -157,3 +157,44 @@ class LimitsChanged(msgspec.Struct):
 
 class Alive(msgspec.Struct):
     ok: bool = True
+
+
+# ---- tournaments ------------------------------------------------------------------------
+
+
+class NewTournament(msgspec.Struct, forbid_unknown_fields=True):
+    """A tournament or Sit&Go as the director creates it (``blackjack.tournament.spec``)."""
+
+    id: Annotated[str, msgspec.Meta(min_length=2, max_length=30)]
+    spec: Any  # a TournamentSpec (checked by the service, with the house's own codes)
+
+
+class TournamentSummary(msgspec.Struct):
+    id: str
+    name: str
+    format: str
+    starts_at: int
+    buy_in: int
+    fee: int
+    currency: str
+    mode: str
+    owner: str  # the process serving it
+
+
+class TournamentDetail(msgspec.Struct):
+    tournament: TournamentSummary
+    seq: int
+    view: Any  # blackjack.tournament.view.TournamentView, as the caller may see it
+
+
+class TournamentCommand(msgspec.Struct, forbid_unknown_fields=True):
+    """One command for the coordinator (``blackjack.tournament.commands``), with the caller's
+    idempotency key: the same cid again is answered again, never applied twice."""
+
+    command: Any
+    cid: Annotated[str, msgspec.Meta(max_length=128)] = ""
+
+
+class TournamentAnswer(msgspec.Struct):
+    cid: str
+    seq: int

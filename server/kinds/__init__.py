@@ -13,7 +13,7 @@ from server.kinds.base import GameKind, TableInfo, Timer
 
 KINDS: dict[str, GameKind] = {}
 
-for _module in ("server.kinds.roulette", "server.kinds.blackjack"):
+for _module in ("server.kinds.roulette", "server.kinds.blackjack", "server.kinds.tournament"):
     try:
         _kind = importlib.import_module(_module).KIND
     except ImportError as exc:  # the engine is not part of this build

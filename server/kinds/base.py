@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from games.commands import ROLES, Actor
 from games.errors import GameError
+from games.ledger.model import Op
 from server.auth import Principal
+from server.companions import Companion
+from server.money import TableAccounts, accounts_for, ops_for
 from server.policy import STAFF_ROLES, check_assigned
+
+if TYPE_CHECKING:
+    from server.runtime import TableRuntime
 
 
 class Authorisation(msgspec.Struct, frozen=True):
@@ -162,6 +168,19 @@ class GameKind:
     def limits_command(self, engine: Any, who: Principal, minimum: int, maximum: int | None,
                        maxima: dict[str, int] | None, reason: str) -> Any:
         raise GameError("unsupported", f"{self.name} tables have no limits command.")
+
+    # ---- money and companions --------------------------------------------------------------
+    def accounts(self, table: TableInfo) -> TableAccounts:
+        """Whose accounts the table's money moves through (``server.money``)."""
+        return accounts_for(table.id, table.currency, table.settings)
+
+    def ledger_ops(self, table: TableInfo, events: list[Any]) -> list[Op]:
+        """The ledger operations for a committed batch's events."""
+        return ops_for(self.accounts(table), events)
+
+    def companions(self, runtime: TableRuntime) -> list[Companion]:
+        """What rides along with this table (``server.companions``): none by default."""
+        return []
 
     # ---- linked jackpots ------------------------------------------------------------------
     def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:

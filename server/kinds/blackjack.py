@@ -25,11 +25,15 @@ from blackjack.table import BlackjackTable
 from blackjack.view import TableView
 from games.commands import ROLES, Actor
 from games.errors import GameError
+from games.ledger.accounts import POINTS_CURRENCY
 from games.money import currency
 from games.shoe import commitment
 from server.auth import Principal
+from server.companions import Companion
+from server.jackpots import JackpotCompanion
 from server.kinds.base import GameKind, TableInfo, Timer, staff_check
 from server.kinds.shoe_secret import ShoeRevealed, ShoeSecret, new_shoe, random_cut, revealed
+from server.kinds.tournament_table import TournamentTableCompanion
 from server.store.limits import TableLimits
 
 # The console's commands: those the engine's phase table gives no player (``phases.WHO``).
@@ -48,6 +52,9 @@ RNG_ONLY_SERVER = (*(cls for cls in _PLAYER_COMMANDS if cls is not C.Cut),
 # The server's own: the pool's meters, and freeing the seat of a player gone for the house's
 # time (no console may cancel a connected player's bets by freeing his seat).
 SERVER_ONLY = (C.JackpotMeters, C.ReleaseSeat)
+# A tournament's orders: the server relays its coordinator's (``server.tournaments``).
+TOURNAMENT_ORDERS = (C.TournamentSeat, C.TournamentPause, C.TournamentExpel, C.TournamentEnd)
+SERVER_ONLY += TOURNAMENT_ORDERS
 _TAGS = {cls: str(cls.__struct_config__.tag) for cls in (*STAFF_COMMANDS, *RNG_ONLY_SERVER)}
 
 
@@ -73,7 +80,9 @@ class BlackjackKind(GameKind):
                   | pool.JackpotWon | pool.JackpotPaid)
     state_type = TableState
     profiles = tuple(BUILTIN)
-    settings_keys = ("min_bet", "max_bet")
+    # A tournament's table: ``tournament`` (its id; the table plays in points, PTS) and
+    # ``decks`` (the tournament's shoe, the profile's cut card scaled to it).
+    settings_keys = ("min_bet", "max_bet", "tournament", "decks")
 
     def default_currency(self, profile: str) -> str:
         return load_profile(profile).currency
@@ -82,13 +91,22 @@ class BlackjackKind(GameKind):
         p = load_profile(table.profile)
         if p.currency != table.currency:
             p = msgspec.structs.replace(p, currency=table.currency)
+        decks = table.settings.get("decks", p.decks)
+        if type(decks) is not int or not max(p.min_decks, 1) <= decks <= 8:
+            raise GameError("invalid_settings", f"decks is a whole number of decks, {p.min_decks} to 8.")
+        if decks != p.decks:  # the cut card as far from the end, in proportion
+            p = msgspec.structs.replace(p, decks=decks, cut_card_from_end=p.cut_card_from_end * decks // p.decks)
+        tournament = "tournament" in table.settings
+        if tournament != (table.currency == POINTS_CURRENCY):
+            raise GameError("invalid_settings", "A tournament's table plays in points (PTS), and only it does.")
         cur = currency(table.currency)
         s = table.settings
         min_bet = s.get("min_bet", cur.units(10))
         max_bet = s.get("max_bet", cur.units(100))
         if type(min_bet) is not int or type(max_bet) is not int:
             raise GameError("invalid_settings", "min_bet and max_bet are whole amounts in minor units.")
-        return ServerTable(table.id, p, min_bet=min_bet, max_bet=max_bet, live=table.mode == "live")
+        return ServerTable(table.id, p, min_bet=min_bet, max_bet=max_bet, live=table.mode == "live",
+                           tournament=tournament)
 
     def load(self, state: bytes) -> ServerTable:
         try:
@@ -183,6 +201,9 @@ class BlackjackKind(GameKind):
         if s.phase == Phase.CUT and s.cut_entitled:
             # A silent player passes the cut: to the next on his left (Campione Art. 30) or the house.
             return Timer(f"cut:{r}:{s.cut_entitled}", settings.decision_seconds, C.PassCut())
+        t = s.tournament
+        if s.tournament_table and (t is None or t.done or t.paused):
+            return None  # between phases, or paused: nothing is dealt (decisions above still time out)
         if table.mode != "rng":
             return None
         # An RNG table's croupier is the server: it shuffles, cuts for the house and closes the bets.
@@ -190,6 +211,12 @@ class BlackjackKind(GameKind):
             return Timer(f"shuffle:{r}:{s.phase}", 0.0, C.Shuffle())
         if s.phase == Phase.CUT:
             return Timer(f"cut:{r}", 0.0, lambda: C.Cut(random_at=self._random_cut(table)))
+        if s.phase == Phase.BETTING and t is not None:
+            # Art. 27: every hand is played; who has not bet when the window closes is charged
+            # the minimum. Once everyone in has bet, there is nothing to wait for.
+            if {b.player for b in s.bets} >= set(t.stacks):
+                return Timer(f"close-all:{r}", 0.0, C.CloseBets())
+            return Timer(f"close:{r}", settings.betting_seconds, C.CloseBets())
         if s.phase == Phase.BETTING and s.bets:
             return Timer(f"close:{r}", settings.betting_seconds, C.CloseBets())
         return None
@@ -222,7 +249,8 @@ class BlackjackKind(GameKind):
 
     def release_command(self, engine: BlackjackTable, table: TableInfo, player: str) -> Any:
         s: TableState = engine.state
-        if player not in s.seats[1:] or s.phase in ROUND_PHASES:
+        # At a tournament table an absent player keeps his drawn seat and is charged (Art. 27).
+        if s.tournament_table or player not in s.seats[1:] or s.phase in ROUND_PHASES:
             return None
         return C.ReleaseSeat(box=s.seats.index(player, 1), reason="the player left the table")
 
@@ -230,6 +258,15 @@ class BlackjackKind(GameKind):
         if engine.state.phase == Phase.CLOSED:
             return None
         return C.CloseTable(reason=reason)
+
+    def companions(self, runtime: Any) -> list[Companion]:
+        info: TableInfo = runtime.info
+        out: list[Companion] = []
+        if load_profile(info.profile).blazing_7s is not None:
+            out.append(JackpotCompanion(runtime))
+        if "tournament" in info.settings:
+            out.append(TournamentTableCompanion(runtime))
+        return out
 
     def meters_command(self, table: TableInfo, minor: int, major: int) -> Any:
         return C.JackpotMeters(minor=minor, major=major)

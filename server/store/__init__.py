@@ -18,7 +18,7 @@ is re-exported here (``store.load_tables``).
 
 from server.store import audit
 from server.store.commands import answered
-from server.store.events import RoundStep, events_after, last_seq, round_steps
+from server.store.events import RoundStep, events_after, kinds_after, last_seq, round_steps
 from server.store.owners import (
     TableLease,
     beat,
@@ -62,7 +62,7 @@ __all__ = [
     "SCHEMA",
     "audit",
     "answered",
-    "RoundStep", "events_after", "last_seq", "round_steps",
+    "RoundStep", "events_after", "kinds_after", "last_seq", "round_steps",
     "TableLease", "beat", "hand_back", "hand_back_all", "live_processes", "open_table_leases",
     "renew_leases", "stopped", "table_lease", "take_lease",
     "RoundRef", "played_round", "player_rounds",

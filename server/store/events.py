@@ -40,3 +40,14 @@ async def round_steps(conn: asyncpg.Connection, table_id: str, round_id: str) ->
     )
     return [RoundStep(r["seq"], r["at"].isoformat(), r["actor"], r["kind"], msgspec.json.decode(r["payload"]))
             for r in rows]
+
+
+async def kinds_after(conn: asyncpg.Connection, table_id: str, since: int, kinds: list[str],
+                      limit: int = 1000) -> list[tuple[int, str, bytes]]:
+    """The table's events of ``kinds`` after ``since``: (seq, kind, JSON), in order."""
+    rows = await conn.fetch(
+        """SELECT seq, kind, payload::text AS payload FROM table_events
+           WHERE table_id = $1 AND seq > $2 AND kind = ANY($3::text[]) ORDER BY seq LIMIT $4""",
+        table_id, since, kinds, limit,
+    )
+    return [(r["seq"], r["kind"], r["payload"].encode()) for r in rows]

@@ -125,13 +125,14 @@ class Floor:
         await c.login(CASHIER, PASSWORD)
         return c
 
-    async def account(self, user: str, role: str = "player", chips: int = 0):
+    async def account(self, user: str, role: str = "player", chips: int = 0, currency: str = "CHF"):
         """A logged-in client for a new account (players get ``chips`` at the cashier)."""
         from server.client import CasinoClient
 
         admin = await self.admin()
         try:
-            await admin.request("POST", "/accounts", json={"user": user, "password": PASSWORD, "role": role})
+            await admin.request("POST", "/accounts", json={"user": user, "password": PASSWORD, "role": role,
+                                                           "currency": currency})
         finally:
             await admin.close()
         if chips:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from games.ledger.model import Hold, Post, Transfer, Void
 from games.wagers import WagerPlaced, WagerRefunded, WagerSettled
-from server.money import ops_for
+from server.money import TableAccounts, ops_for
 
 
 def test_a_floor_players_chips_are_the_tables_floor_account_never_a_wallet():
-    ops = ops_for("t1", "CHF", [WagerPlaced("w1", "floor:blue", 1_000, "rouge"),
+    ops = ops_for(TableAccounts("t1", "CHF"), [WagerPlaced("w1", "floor:blue", 1_000, "rouge"),
                                 WagerSettled("w1", "floor:blue", 1_000, 1_000, 1_000, "win"),
                                 WagerPlaced("w2", "floor:blue", 500, "noir"),
                                 WagerSettled("w2", "floor:blue", 500, 0, 0, "lose")])
@@ -19,13 +19,13 @@ def test_a_floor_players_chips_are_the_tables_floor_account_never_a_wallet():
         Hold("t1/w2/hold", "floor:t1:CHF", "bank:t1:CHF", 500, "bet", ref="t1/w2"),
         Post("t1/w2/post", "t1/w2/hold", 500, "lost"),
     ]
-    assert ops_for("t1", "CHF", [WagerPlaced("w2", "ann", 500)])[0].debit == "wallet:ann:CHF"
+    assert ops_for(TableAccounts("t1", "CHF"), [WagerPlaced("w2", "ann", 500)])[0].debit == "wallet:ann:CHF"
 
 
 def test_a_refund_gives_back_what_the_bank_kept_once():
     """Titano Art. 7: a bust of an annulled round comes back from the bank (its own id, so a
     replay after a crash pays nothing twice)."""
-    [op] = ops_for("t1", "EUR", [WagerRefunded("w3", "ann", 2_000, "the shoe ran short")])
+    [op] = ops_for(TableAccounts("t1", "EUR"), [WagerRefunded("w3", "ann", 2_000, "the shoe ran short")])
     assert op == Transfer("t1/w3/refund", "bank:t1:EUR", "wallet:ann:EUR", 2_000, "refund", ref="t1/w3")
 
 

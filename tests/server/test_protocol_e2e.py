@@ -177,7 +177,11 @@ async def test_heartbeats_and_published_protocol(people, floor):
     assert client_msgs == ["Auth", "Subscribe", "Unsubscribe", "Play", "Ping"]
     assert "Snapshot" in doc["components"]["messages"] and "Events" in doc["components"]["messages"]
     assert doc["components"]["schemas"]["TableEvent"]["required"] == ["seq", "round", "event"]
-    assert set(doc["x-game-commands"]) == {"roulette", "blackjack"}
+    assert set(doc["x-game-commands"]) == {"roulette", "blackjack", "tournament"}
+    # A tournament's channel: subscribe to its id; its events are the coordinator's.
+    tour = doc["channels"]["tournament"]
+    assert "subscribe" in tour["description"] and tour["messages"]["TournamentEvent"]["payload"]
+    assert doc["x-game-events"]["tournament"] == tour["messages"]["TournamentEvent"]["payload"]
     openapi = await gina.request("GET", "/schema/openapi.json")
     assert "/tables/{table_id}/rounds/{round_id}" in openapi["paths"]
 

@@ -316,6 +316,13 @@ BLACKJACK = {
     # Lugano burns a misdrawn card: exposing one is refused by the house's rule, not the role.
     "expose_card": Spec("play", "console", lambda e, t, m: {"card": 5} if m == "live" else {}, rng=False,
                         legal=False),
+    # A tournament's orders: only the server relays them from its coordinator (server/tournaments.py).
+    "tournament_seat": Spec("betting", "nobody", lambda e, t, m: {
+        "order": 1, "tournament": "cup", "phase": 1, "shoes": 1, "min_bet": 10, "max_bet": 100,
+        "seats": [{"box": 1, "player": "ann", "stack": 200}]}),
+    "tournament_pause": Spec("betting", "nobody", lambda e, t, m: {"order": 1, "paused": True}),
+    "tournament_expel": Spec("betting", "nobody", lambda e, t, m: {"order": 1, "player": "ann"}),
+    "tournament_end": Spec("betting", "nobody", lambda e, t, m: {"order": 1}),
 }
 
 

@@ -1,6 +1,7 @@
 """Every HTTP route x every role, against a real server (issue 12): who may call what is
 written out here by hand, from the house's separation of duties (server/policy.py), and
-the server must agree on every cell. No call by anyone but the cashier changes a wallet.
+the server must agree on every cell. No call here by anyone but the cashier changes a wallet (a
+player entering a tournament pays from his own: tests/server/test_tournament_e2e.py).
 
 A cell is "allowed" when the answer is neither 401 nor 403 (the request may still be
 refused on its merits, e.g. 404 or 422); "refused" cells must answer exactly 403 (401 for
@@ -25,7 +26,7 @@ ROLES = ("player", "other_player", "croupier", "stranger_croupier", "chef", "ins
 USERS = {"player": "mh-ann", "other_player": "mh-bob", "croupier": "mh-croupier",
          "stranger_croupier": "mh-stranger", "chef": "mh-chef", "inspector": "mh-inspector",
          "cashier": "mh-cashier", "director": "mh-director", "admin": "admin"}
-TABLE, BJ, SPARE = "mh-roul", "mh-bj", "mh-spare"
+TABLE, BJ, SPARE, CUP_ID = "mh-roul", "mh-bj", "mh-spare", "mh-cup"
 ALL = set(ROLES)
 OVERSIGHT = {"inspector", "director", "admin"}
 SEE_WALLETS = {"inspector", "cashier", "director", "admin"}
@@ -64,7 +65,14 @@ ROUTES = [
     ("GET", "/tables/{table_id}/rounds/{round_id}", None, {"player", "croupier", "chef"} | OVERSIGHT),
     ("GET", "/rounds", None, ALL),
     ("GET", "/rounds?user={user}", None, {"player"} | OVERSIGHT),
+    ("GET", "/tournaments", None, ALL),
+    ("POST", "/tournaments", lambda: {"id": _unique(), "spec": CUP}, {"director"}),
+    ("GET", "/tournaments/{tournament_id}", None, ALL),
+    # Each command's own roles are the coordinator's (tests/blackjack/tournament: every role x
+    # command); here the route's: only the director pauses (refused "not_running" on its merits).
+    ("POST", "/tournaments/{tournament_id}/commands", lambda: {"command": {"type": "pause"}}, {"director"}),
 ]
+CUP = {"name": "Matrix Cup", "buy_in": 10_000, "starts_at": 2_000_000_000}
 PUBLIC = {("POST", "/auth/login"), ("POST", "/auth/register")}
 
 
@@ -89,6 +97,7 @@ async def clients(floor):
         out[role] = await floor.account(user, kind, chips=10_000 if kind == "player" else 0)
     await floor.table("roulette", "campione", TABLE, staff=("mh-croupier", "mh-chef"))
     await floor.table("blackjack", "titano", BJ, staff=("mh-croupier", "mh-chef"), min_bet=1_000, max_bet=10_000)
+    await out["director"].request("POST", "/tournaments", json={"id": CUP_ID, "spec": CUP})
     # ann plays spin 1 (she may recall it); the spare table is the one the director archives.
     ann, croupier = out["player"], out["croupier"]
     for c in (ann, croupier):
@@ -115,7 +124,7 @@ async def test_every_role_on_every_route(clients, floor, db_url):
             table = SPARE if template.endswith("/archive") else TABLE
             if template.endswith("/archive") and role == "director":
                 await floor.table("roulette", "campione", SPARE)
-            path = template.format(user="mh-ann", table_id=table, bj=BJ, round_id="spin-1")
+            path = template.format(user="mh-ann", table_id=table, bj=BJ, round_id="spin-1", tournament_id=CUP_ID)
             before = await _wallets(db_url)
             status = 200
             try:
@@ -138,7 +147,7 @@ async def test_no_token_no_access(floor):
     anonymous = CasinoClient(floor.server.url)
     try:
         for method, template, body, _ in ROUTES:
-            path = template.format(user="mh-ann", table_id=TABLE, bj=BJ, round_id="spin-1")
+            path = template.format(user="mh-ann", table_id=TABLE, bj=BJ, round_id="spin-1", tournament_id=CUP_ID)
             with pytest.raises(HTTPError) as e:
                 await anonymous.request(method, path, json=body() if body else None)
             assert e.value.status == 401, path

@@ -22,8 +22,8 @@ from games.rng import SeededRng, shuffled
 from games.shoe import rigged_shoe
 from games.wagers import WagerPlaced, WagerSettled, WagerVoided
 from helpers.blackjack import CROUPIER, decode_state, encode_state
+from server.money import TableAccounts, ops_for
 from server.money import jackpot_transfers as transfers
-from server.money import ops_for
 
 from .conftest import free_bet_profile
 
@@ -125,7 +125,7 @@ def test_money_is_conserved_including_the_jackpot_pools(data):
         except GameError:
             assert encode_state(t.state) == before
             continue
-        ledger.apply(ops_for(name, "CHF", events))
+        ledger.apply(ops_for(TableAccounts(name, "CHF"), events))
         for e in events:
             if isinstance(e, WagerPlaced):
                 assert e.wager not in placed

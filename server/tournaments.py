@@ -1,0 +1,243 @@
+"""Tournaments on the floor: creating one, and the driver that connects its coordinator to
+its tables (Titano Art. 22-29; the coordinator is ``blackjack.tournament``).
+
+The driver rides along with the tournament's runtime (a ``server.companions.Companion``)
+in whichever process owns the tournament. Each turn (at once when something happened,
+else every ``POLL_SECONDS``) it
+
+1. opens the current phase's tables (ordinary blackjack tables in points, ids from the
+   coordinator), which the floor's processes then serve like any other;
+2. delivers the coordinator's pending orders to them (seat, pause, expel, end), one table's
+   in order, as the server (``system``), through the router to whichever process owns the
+   table; an order is numbered per table, so one delivered twice is refused
+   ``order_applied`` and applied once;
+3. reads what each table recorded since the coordinator's cursor for it (stored events:
+   seated, hand standings, eliminations, expulsions, the phase's end) and gives it to the
+   coordinator as a ``table_report``; a report the coordinator already has is ``stale``.
+
+Everything it does is derived from the committed coordinator and the tables' stored events,
+so a driver that dies (a crash, the tournament moving to another process) loses nothing:
+the next one starts from the same place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from blackjack import events as BE
+from blackjack.tournament import commands as C
+from blackjack.tournament import events as E
+from blackjack.tournament.coordinator import Coordinator
+from blackjack.tournament.spec import TournamentSpec, checked
+from games.errors import GameError
+from games.ledger.accounts import POINTS_CURRENCY
+from server import store
+from server.accounts import find_user
+from server.auth import Principal
+from server.companions import Companion
+from server.kinds.base import TableInfo
+from server.protocol import Accepted, Rejected, encoder
+from server.store import audit
+from server.tables import TableService
+
+if TYPE_CHECKING:
+    from server.resources import Resources
+    from server.runtime import TableRuntime
+
+log = logging.getLogger("casino.tournaments")
+
+POLL_SECONDS = 0.5
+_TOURNAMENT_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,29}$")  # its tables' ids add "-<phase>-<n>"
+_REPORTED = {str(cls.__struct_config__.tag): cls for cls in (BE.TournamentSeated, BE.TournamentPaused, BE.HandStandings,
+                                              BE.PlayerEliminated, BE.PlayerExpelled, BE.TournamentTableDone)}
+_decoders = {tag: msgspec.json.Decoder(cls) for tag, cls in _REPORTED.items()}
+
+
+def report_of(table: str, rows: list[tuple[int, str, bytes]]) -> C.TableReport | None:
+    """One report from a table's stored events (seq, kind, JSON) after the coordinator's cursor."""
+    if not rows:
+        return None
+    phase = order = 0
+    hands: list[C.HandResult] = []
+    eliminated: list[C.Elimination] = []
+    expelled: list[str] = []
+    done, final = False, {}
+    for _, tag, payload in rows:
+        ev = _decoders[tag].decode(payload)
+        phase = getattr(ev, "phase", phase)
+        order = max(order, getattr(ev, "order", 0))
+        if isinstance(ev, BE.HandStandings):
+            hands.append(C.HandResult(ev.hand, ev.stacks))
+        elif isinstance(ev, BE.PlayerEliminated):
+            eliminated.append(C.Elimination(ev.player, ev.hand, ev.stack_before))
+        elif isinstance(ev, BE.PlayerExpelled):
+            expelled.append(ev.player)
+        elif isinstance(ev, BE.TournamentTableDone):
+            done, final = True, ev.stacks
+    return C.TableReport(table=table, phase=phase, seq=rows[-1][0], order=order, hands=hands,
+                         eliminated=eliminated, expelled=expelled, done=done, final=final)
+
+
+class TournamentService:
+    """Creating and listing tournaments; everything else is a command to the coordinator."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+        self.manager = resources.manager
+
+    def listed(self) -> list[TableInfo]:
+        return [i for i in self.manager.infos.values() if i.game == "tournament" and not i.archived]
+
+    def info(self, tournament_id: str) -> TableInfo:
+        info = self.manager.infos.get(tournament_id)
+        if info is None or info.game != "tournament":
+            raise GameError("unknown_tournament", f"No tournament {tournament_id!r}.")
+        return info
+
+    async def create(self, by: Principal, tournament_id: str, spec: TournamentSpec) -> TableInfo:
+        if not _TOURNAMENT_ID.fullmatch(tournament_id):
+            raise GameError("invalid_tournament_id", "A tournament id is 2-30 lowercase letters, digits or '-'.")
+        checked(spec)
+        for user in spec.staff:  # a live tournament's croupiers and chefs, checked before anything is written
+            who = await find_user(self.resources.pool, user)
+            if who.role not in ("croupier", "chef"):
+                raise GameError("not_staff", f"{who.id} is a {who.role}, not a croupier or chef de table.")
+        settings = {"spec": msgspec.to_builtins(spec)}
+        return await TableService.of(self.resources).create(by, "tournament", "titano", spec.mode, spec.currency,
+                                                            spec.name, settings, tournament_id)
+
+    async def open_table(self, tournament: TableInfo, spec: TournamentSpec, table_id: str) -> None:
+        """A phase's table, created once (the driver asks again after a restart: nothing happens)."""
+        if table_id in self.manager.infos:
+            return
+        by = Principal(f"system-{tournament.id}", "system", tournament.currency)
+        service = TableService.of(self.resources)
+        try:
+            await service.create(by, "blackjack", "titano", spec.mode, POINTS_CURRENCY,
+                                 f"{spec.name} {table_id.removeprefix(tournament.id + '-')}",
+                                 {"tournament": tournament.id, "decks": spec.decks}, table_id)
+        except GameError as exc:
+            if exc.code != "table_exists":
+                raise
+            await self.manager.reload(table_id)
+            return
+        for user in spec.staff:  # a live tournament's croupiers and chefs work its tables
+            async with self.resources.pool.acquire() as conn:
+                async with conn.transaction():
+                    await store.assign_staff(conn, table_id, user)
+                    await audit.record(conn, by, "table.staff", table_id, {"user": user})
+                    await store.notify_table_changed(conn, table_id)
+        if spec.staff:
+            await self.manager.reload(table_id)
+
+
+class TournamentDriver(Companion):
+    """The tournament's link to its tables (see the module's docstring)."""
+
+    def __init__(self, runtime: TableRuntime) -> None:
+        super().__init__(runtime)
+        self.system = Principal(f"system-{runtime.info.id}", "system", runtime.info.currency)
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        # Orders handed to the router and not answered yet, and those answered (applied);
+        # reports handed to the runtime, by table: the seq they cover.
+        self._sending: dict[str, asyncio.Future] = {}
+        self._delivered: set[tuple[str, int]] = set()
+        self._reported: dict[str, int] = {}
+
+    async def start(self) -> list[Any]:
+        self._task = asyncio.create_task(self._loop(), name=f"tournament {self.runtime.info.id}")
+        return []
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def nudge(self) -> None:
+        self._wake.set()
+
+    def committed(self, events: list[Any]) -> None:
+        if any(isinstance(ev, (E.PhaseStarted, E.TableOrdered)) for ev in events):
+            self.nudge()
+
+    async def _loop(self) -> None:
+        while not self.runtime.stopped:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+            self._wake.clear()
+            try:
+                await self.turn()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("tournament %s: the driver's turn failed; trying again", self.runtime.info.id)
+
+    async def turn(self) -> None:
+        rt = self.runtime
+        coordinator: Coordinator = rt.kind.load(rt.committed)
+        tables = coordinator.current_tables()
+        if not tables:
+            return
+        service = TournamentService(rt.ctx)  # type: ignore[arg-type]  # the runtime's resources
+        spec = coordinator.state.spec
+        for table in tables:
+            await service.open_table(rt.info, spec, table)
+        self._deliver(coordinator.pending_orders())
+        await self._collect(coordinator, tables)
+
+    def _deliver(self, pending: list[E.TableOrdered]) -> None:
+        """Each table's next order not yet applied, one at a time per table (in order)."""
+        router = self.runtime.ctx.manager.router
+        first: dict[str, E.TableOrdered] = {}
+        for o in pending:
+            if (o.table, o.order) not in self._delivered:
+                first.setdefault(o.table, o)
+        for table, o in first.items():
+            if table in self._sending:
+                continue
+            cid = f"{self.runtime.info.id}:order:{table}:{o.order}"
+            fut = router.submit(self.system, cid, table, o.command, encoder.encode(o.command))
+            self._sending[table] = fut
+            fut.add_done_callback(lambda f, o=o: self._answered(o, f))
+
+    def _answered(self, o: E.TableOrdered, fut: asyncio.Future) -> None:
+        self._sending.pop(o.table, None)
+        answer = fut.result() if not fut.cancelled() and fut.exception() is None else None
+        if isinstance(answer, Accepted) or (isinstance(answer, Rejected) and answer.code == "order_applied"):
+            self._delivered.add((o.table, o.order))
+            self.nudge()  # the table's next order, and its report
+        elif isinstance(answer, Rejected) and answer.code not in ("table_unavailable", "outcome_unknown"):
+            log.error("tournament %s: table %s refused order %d: %s %s", self.runtime.info.id, o.table, o.order,
+                      answer.code, answer.message)
+
+    async def _collect(self, coordinator: Coordinator, tables: list[str]) -> None:
+        rt = self.runtime
+        for table in tables:
+            since = max(coordinator.report_cursor(table), self._reported.get(table, 0))
+            async with rt.ctx.pool.acquire() as conn:
+                rows = await store.kinds_after(conn, table, since, list(_REPORTED))
+            report = report_of(table, rows)
+            if report is None:
+                continue
+            self._reported[table] = report.seq
+            fut = rt.submit(self.system, f"report:{table}:{report.seq}", report)
+            fut.add_done_callback(lambda f, t=table, seq=report.seq: self._report_answered(t, seq, f))
+
+    def _report_answered(self, table: str, seq: int, fut: asyncio.Future) -> None:
+        answer = fut.result() if not fut.cancelled() and fut.exception() is None else None
+        if isinstance(answer, Accepted) or (isinstance(answer, Rejected) and answer.code == "stale_report"):
+            self.nudge()  # the coordinator may have new orders (the next phase)
+            return
+        if self._reported.get(table) == seq:  # not taken: read it again next turn
+            del self._reported[table]
+        if isinstance(answer, Rejected) and answer.code not in ("table_unavailable", "outcome_unknown"):
+            log.error("tournament %s: the report of %s up to seq %d was refused: %s %s", self.runtime.info.id,
+                      table, seq, answer.code, answer.message)
