@@ -150,6 +150,12 @@ class TournamentDriver(Companion):
         self._sending: dict[str, asyncio.Future] = {}
         self._delivered: set[tuple[str, int]] = set()
         self._reported: dict[str, int] = {}
+        # The committed coordinator, decoded once per committed seq; the tables that said they
+        # have something to report (tables in this process wake the driver; the others are
+        # read every POLL_SECONDS).
+        self._loaded: tuple[int, Coordinator] | None = None
+        self._dirty: set[str] = set()
+        self._polled = 0.0
 
     async def start(self) -> list[Any]:
         self._task = asyncio.create_task(self._loop(), name=f"tournament {self.runtime.info.id}")
@@ -161,7 +167,9 @@ class TournamentDriver(Companion):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def nudge(self) -> None:
+    def nudge(self, table: str = "") -> None:
+        if table:
+            self._dirty.add(table)
         self._wake.set()
 
     def committed(self, events: list[Any]) -> None:
@@ -180,9 +188,17 @@ class TournamentDriver(Companion):
             except Exception:
                 log.exception("tournament %s: the driver's turn failed; trying again", self.runtime.info.id)
 
+    def committed_coordinator(self) -> Coordinator:
+        """The coordinator as last committed (never a batch being applied: an order or a phase
+        that may yet roll back is never delivered)."""
+        rt = self.runtime
+        if self._loaded is None or self._loaded[0] != rt.seq:
+            self._loaded = (rt.seq, rt.kind.load(rt.committed))
+        return self._loaded[1]
+
     async def turn(self) -> None:
         rt = self.runtime
-        coordinator: Coordinator = rt.kind.load(rt.committed)
+        coordinator = self.committed_coordinator()
         tables = coordinator.current_tables()
         if not tables:
             return
@@ -220,7 +236,13 @@ class TournamentDriver(Companion):
 
     async def _collect(self, coordinator: Coordinator, tables: list[str]) -> None:
         rt = self.runtime
-        for table in tables:
+        now = asyncio.get_running_loop().time()
+        if now - self._polled >= POLL_SECONDS:  # every table now and then (another process's too)
+            self._polled, wanted = now, tables
+        else:
+            wanted = [t for t in tables if t in self._dirty or t not in self._reported]
+        self._dirty.difference_update(wanted)
+        for table in wanted:
             since = max(coordinator.report_cursor(table), self._reported.get(table, 0))
             async with rt.ctx.pool.acquire() as conn:
                 rows = await store.kinds_after(conn, table, since, list(_REPORTED))

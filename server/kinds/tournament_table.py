@@ -25,4 +25,4 @@ class TournamentTableCompanion(Companion):
         for companion in getattr(rt, "companions", ()):
             nudge = getattr(companion, "nudge", None)
             if nudge is not None:
-                nudge()
+                nudge(self.runtime.info.id)

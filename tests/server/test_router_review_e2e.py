@@ -237,7 +237,7 @@ async def _bets_across_a_hand_over(db_url: str, url: str, tmp, tag: str):
         async def all_answered() -> bool:
             return len(_answers(ana, cids)) == len(cids)
 
-        assert await until(all_answered, 30)
+        assert await until(all_answered, 60)  # (a loaded machine: 160 answers across a hand-over)
         rows = await _db_rows(db_url, "SELECT seq FROM table_events WHERE table_id = $1 AND actor = $2 "
                                       "AND kind = 'wager_placed' ORDER BY seq", table, ana.user)
         return cids, _answers(ana, cids), [r["seq"] for r in rows]

@@ -5,6 +5,10 @@ and prize is known in advance and checked exactly."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
 
 import asyncpg
@@ -347,3 +351,63 @@ async def test_a_kill_9_mid_phase_resumes_with_nothing_lost(kill_db, tmp_path_fa
     for c in [director, *clients]:
         await c.close()
     srv.stop()
+
+
+async def test_the_command_line_creates_and_runs_one(tour_floor, tour_server):
+    """``casino tournament``: the director creates one and opens it, a player registers himself,
+    ``show`` prints what the console sees; a refusal prints its problem and exits 1."""
+    await tour_floor.account("c-director", "director")
+    await tour_floor.account("c-ann", chips=50_000, currency="EUR")
+
+    def cli(*args: str, user: str = "c-director") -> subprocess.CompletedProcess:
+        env = {**os.environ, "CASINO_URL": tour_server.url, "CASINO_USER": user, "CASINO_PASSWORD": PASSWORD}
+        return subprocess.run([sys.executable, "-m", "server.cli", "tournament", *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    made = cli("create", "clicup", "--name", "CLI Cup", "--buy-in", "150.00", "--starts-at", "2030-01-01T20:00")
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["fee"] == 2000  # 10% of EUR 150 is below the EUR 20 minimum
+    assert cli("send", "clicup", "open_registration").returncode == 0
+    assert cli("send", "clicup", "register", user="c-ann").returncode == 0
+    shown = json.loads(cli("show", "clicup").stdout)
+    assert shown["view"]["status"] == "registration" and [e["player"] for e in shown["view"]["entrants"]] == ["c-ann"]
+    again = cli("send", "clicup", "register", user="c-ann")
+    assert again.returncode == 1 and json.loads(again.stderr)["code"] == "already_registered"
+    assert (await balances(tour_server.db_url, "wallet:c-ann"))["wallet:c-ann:EUR"] == 50_000 - 15_000 - 2000
+
+
+async def test_registration_closes_ten_minutes_before_the_start_and_a_cancel_refunds_everything(
+        tour_floor, tour_server):
+    """Art. 23: the server closes registration 10 minutes before the start by itself; a
+    cancelled tournament gives every buy-in and fee back (wallet or desk alike, into the wallet)."""
+    floor, tid = tour_floor, "soon"
+    director = await floor.account("x-director", "director")
+    cashier = await floor.cashier()
+    ann = await floor.account("x-ann", chips=40_000, currency="EUR")
+    bob = await floor.account("x-bob", "player", currency="EUR")
+    spec = {"name": "Soon", "buy_in": 25_000, "starts_at": int(time.time()) + 600 + 3}
+    await director.request("POST", "/tournaments", json={"id": tid, "spec": spec})
+    await director.connect()
+    await director.subscribe(tid)
+    await tournament_command(director, tid, {"type": "open_registration"})
+    await tournament_command(ann, tid, {"type": "register"})
+    await tournament_command(cashier, tid, {"type": "register", "player": "x-bob", "source": "cashier"})
+    (closed,) = await events_of(director, tid, "registration_closed", timeout=30)
+    assert "10 minutes" in closed["reason"] and closed["by"].startswith("system-")
+    with pytest.raises(HTTPError) as late:
+        await tournament_command(ann, tid, {"type": "register"})
+    assert late.value.code in ("already_registered", "registration_closed")
+    wallets = await balances(tour_server.db_url, "wallet:x-")
+    assert wallets["wallet:x-ann:EUR"] == 40_000 - 25_000 - 2500  # the fee: 10% of EUR 250
+    await tournament_command(director, tid, {"type": "cancel", "reason": "the room flooded"})
+    await events_of(director, tid, "cancelled")
+    wallets = await balances(tour_server.db_url, "wallet:x-")
+    assert wallets["wallet:x-ann:EUR"] == 40_000  # all of it back
+    assert wallets["wallet:x-bob:EUR"] == 25_000 + 2500  # he paid at the desk: his money back to his wallet
+    assert (await balances(tour_server.db_url, f"prize_pool:{tid}:"))[f"prize_pool:{tid}:EUR"] == 0
+    with pytest.raises(HTTPError) as again:
+        await tournament_command(director, tid, {"type": "cancel"})
+    assert again.value.code == "tournament_cancelled"
+    assert await floor.ledger_problems() == []
+    for c in (director, cashier, ann, bob):
+        await c.close()
