@@ -156,6 +156,7 @@ class TournamentDriver(Companion):
         self._loaded: tuple[int, Coordinator] | None = None
         self._dirty: set[str] = set()
         self._polled = 0.0
+        self._archived: set[str] = set()
 
     async def start(self) -> list[Any]:
         self._task = asyncio.create_task(self._loop(), name=f"tournament {self.runtime.info.id}")
@@ -199,15 +200,31 @@ class TournamentDriver(Companion):
     async def turn(self) -> None:
         rt = self.runtime
         coordinator = self.committed_coordinator()
+        service = TournamentService(rt.ctx)  # type: ignore[arg-type]  # the runtime's resources
+        await self._archive_done(coordinator)
         tables = coordinator.current_tables()
         if not tables:
             return
-        service = TournamentService(rt.ctx)  # type: ignore[arg-type]  # the runtime's resources
         spec = coordinator.state.spec
         for table in tables:
             await service.open_table(rt.info, spec, table)
         self._deliver(coordinator.pending_orders())
         await self._collect(coordinator, tables)
+
+    async def _archive_done(self, coordinator: Coordinator) -> None:
+        """A table whose phase is over (its stacks handed back, nothing on the felt) leaves the
+        lobby: archived, its history kept for recall."""
+        infos = self.runtime.ctx.manager.infos
+        for table, run in coordinator.state.tables.items():
+            info = infos.get(table)
+            if run.done and info is not None and not info.archived and table not in self._archived:
+                self._archived.add(table)
+                try:
+                    await TableService.of(self.runtime.ctx).archive(  # type: ignore[arg-type]
+                        self.system, table, "the tournament's phase at this table is over")
+                except GameError as exc:
+                    if exc.code != "table_archived":
+                        self._archived.discard(table)  # (not served right now: again next turn)
 
     def _deliver(self, pending: list[E.TableOrdered]) -> None:
         """Each table's next order not yet applied, one at a time per table (in order)."""
