@@ -82,9 +82,7 @@ async def play(srv: LoadServer, tid: str, players: list[str], spec: dict[str, An
             await tournament_command(c, tid, {"type": "check_in"})
     if not sit_and_go:
         await tournament_command(director, tid, {"type": "start"})
-    while not any(f.get("type") == "event" and f["event"]["type"] in ("finished", "cancelled")
-                  for f in director.frames if f.get("table") == tid):
-        await asyncio.sleep(0.2)
+    await director.next_event(tid, "finished", "cancelled", timeout=3600)
     wall = time.monotonic() - t0
     cpu = cpu_share(cpu0, cpu_by_group(srv.pid, {os.getpid()}), wall)
     await asyncio.gather(*runs, return_exceptions=True)
@@ -124,7 +122,7 @@ async def bench(srv: LoadServer, a: argparse.Namespace) -> dict[str, Any]:
              "hands": round(cup["hands"] / max(sng["hands"], 1), 2),
              "cpu_per_hand": round(cup["server_cpu_ms_per_hand"] / max(sng["server_cpu_ms_per_hand"], 0.1), 2)}
     print(f"  tournament / Sit&Go: wall {ratio['wall']}x for {ratio['hands']}x the hands; server CPU per hand "
-          f"{ratio['cpu_per_hand']}x; ledger check: {'clean' if not problems else problems}", flush=True)
+          f"{ratio['cpu_per_hand']}x; ledger check: {problems or 'clean'}", flush=True)
     return {"sit_and_go": sng, "tournament": cup, "ratio": ratio, "ledger_problems": problems}
 
 

@@ -50,6 +50,7 @@ class TournamentBot:
         self.hands = 0
         self.refused: list[str] = []
         self.errors: list[str] = []
+        self._sending: set[asyncio.Task] = set()
         self._done = asyncio.Event()
 
     # ---- following the tournament ------------------------------------------------------------
@@ -126,11 +127,13 @@ class TournamentBot:
     async def _join(self, table: str) -> None:
         """Follow the table drawn for it (the tournament opens it just after the draw: until
         then it is ``unknown_table``, or not yet served)."""
-        for _ in range(300):
+        for _ in range(100):
             try:
                 await self.client.subscribe(table)
                 return
-            except Rejected:
+            except Rejected as exc:
+                if exc.code not in ("unknown_table", "table_unavailable"):
+                    return  # e.g. archived: its phase is already over
                 await asyncio.sleep(0.1)
 
     # ---- at the table ------------------------------------------------------------------------
@@ -177,7 +180,16 @@ class TournamentBot:
         await self._play({"type": "stand", "box": box, "hand": hand})
 
     async def _play(self, command: dict[str, Any]) -> None:
+        """Send it and go on following the table (the answer is awaited apart, as a client
+        does: a slow answer never holds up the events)."""
+        task = asyncio.create_task(self._send(command))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send(self, command: dict[str, Any]) -> None:
         try:
             await self.client.play(self.table, command)
         except Rejected as exc:  # late (the window closed), or the hand moved on: the table decides
             self.refused.append(str(exc.answer.get("code", "")))
+        except TimeoutError:
+            self.errors.append(f"{command['type']} at {self.table}: no answer")

@@ -184,6 +184,9 @@ def tournament_ops(tournament: str, currency: str, events: Iterable[Any]) -> lis
         elif isinstance(ev, T.FeeRefunded):
             out.append(Transfer(f"{tournament}/refund/{ev.player}/fee", fees, wallet(ev.player), ev.amount,
                                 "tournament_refund"))
+        elif isinstance(ev, T.PoolForfeited):
+            out.append(Transfer(f"{tournament}/forfeited", pool, fees, ev.amount, "tournament_forfeit",
+                                ref=ev.reason[:MAX_REF]))
         elif isinstance(ev, T.PrizePaid):
             out.append(Transfer(f"{tournament}/prize/{ev.place}", pool, wallet(ev.player), ev.amount,
                                 "tournament_prize", ref=ev.player))

@@ -296,6 +296,9 @@ class Router:
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)
             wait = True
+            info = self.manager.infos.get(job.table)
+            if info is not None and info.archived:  # closed for good while the command waited: nobody serves it
+                return Rejected(job.cid, "table_archived", f"Table {job.table!r} is closed and archived.", job.table)
             if self._local(job.table) is None:
                 await self.manager.refresh_owner(job.table)
             try:

@@ -57,6 +57,21 @@ def serve_calls(resources: Resources) -> None:
 
 
 _TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,40}$")
+_PHASE_TABLE = re.compile(r"^(?P<tournament>.+)-\d+-\d+$")
+
+
+def phase_table_of(table_id: str) -> str:
+    """The tournament whose phase tables ("<id>-<phase>-<n>") are named like ``table_id``
+    ("" if none could be)."""
+    m = _PHASE_TABLE.fullmatch(table_id)
+    return m["tournament"] if m else ""
+
+
+def reserved_by(table_id: str, infos: dict[str, TableInfo]) -> str:
+    """The tournament that keeps ``table_id`` for its phase tables, if any."""
+    owner = phase_table_of(table_id)
+    info = infos.get(owner)
+    return owner if info is not None and info.game == "tournament" else ""
 
 
 def table_id_for(given: str, game: str, profile: str, taken: set[str]) -> str:
@@ -105,6 +120,9 @@ class TableService:
         currency = currency or kind.default_currency(profile)
         currency_of(currency)
         tid = table_id_for(table_id, game, profile, set(self.manager.infos))
+        owner = reserved_by(tid, self.manager.infos)
+        if owner and (settings or {}).get("tournament") != owner:
+            raise GameError("table_exists", f"{tid!r} is a name tournament {owner!r} keeps for its own tables.")
         info = TableInfo(tid, game, profile, mode, currency, name or tid, settings or {}, [])
         unknown = sorted(set(info.settings) - set(kind.settings_keys))
         if unknown:

@@ -44,7 +44,7 @@ from server.companions import Companion
 from server.kinds.base import TableInfo
 from server.protocol import Accepted, Rejected, encoder
 from server.store import audit
-from server.tables import TableService
+from server.tables import TableService, phase_table_of
 
 if TYPE_CHECKING:
     from server.resources import Resources
@@ -103,6 +103,12 @@ class TournamentService:
     async def create(self, by: Principal, tournament_id: str, spec: TournamentSpec) -> TableInfo:
         if not _TOURNAMENT_ID.fullmatch(tournament_id):
             raise GameError("invalid_tournament_id", "A tournament id is 2-30 lowercase letters, digits or '-'.")
+        # Its tables will be "<id>-<phase>-<n>": none of those ids may be taken already, nor may
+        # the id itself be some other tournament's table id.
+        for taken in self.manager.infos:
+            if phase_table_of(taken) == tournament_id:
+                raise GameError("table_exists", f"{tournament_id!r} would name its tables like {taken!r}, "
+                                                "which is taken.")
         checked(spec)
         for user in spec.staff:  # a live tournament's croupiers and chefs, checked before anything is written
             who = await find_user(self.resources.pool, user)
@@ -113,8 +119,13 @@ class TournamentService:
                                                             spec.name, settings, tournament_id)
 
     async def open_table(self, tournament: TableInfo, spec: TournamentSpec, table_id: str) -> None:
-        """A phase's table, created once (the driver asks again after a restart: nothing happens)."""
-        if table_id in self.manager.infos:
+        """A phase's table, created once (the driver asks again after a restart: nothing happens).
+        A table of that id that is not this tournament's is never adopted."""
+        known = self.manager.infos.get(table_id)
+        if known is not None:
+            if known.game != "blackjack" or known.settings.get("tournament") != tournament.id:
+                raise GameError("table_exists", f"Table {table_id!r} is not tournament {tournament.id}'s: its "
+                                                "phase cannot be seated.")
             return
         by = Principal(f"system-{tournament.id}", "system", tournament.currency)
         service = TableService.of(self.resources)
@@ -172,6 +183,17 @@ class TournamentDriver(Companion):
         if table:
             self._dirty.add(table)
         self._wake.set()
+
+    async def forward(self, conn: Any, events: list[Any]) -> list[Any]:
+        """Inside the commit: whoever is entered must be a player with an account here (the
+        cashier names him; the coordinator knows no accounts). Refused, the entry is undone."""
+        for ev in events:
+            if isinstance(ev, E.Registered):
+                who = await store.get_user(conn, ev.player)
+                if who is None or who.role != "player":
+                    raise GameError("not_a_player", f"{ev.player!r} is not a player's account: only players "
+                                                    "enter a tournament.")
+        return []
 
     def committed(self, events: list[Any]) -> None:
         if any(isinstance(ev, (E.PhaseStarted, E.TableOrdered)) for ev in events):

@@ -311,10 +311,16 @@ def pause(s: TableState, cmd: C.TournamentPause, actor: Actor, out: Out) -> None
 def expel(s: TableState, cmd: C.TournamentExpel, actor: Actor, out: Out) -> None:
     """Art. 27 (passing chips): at once between hands, else once the hand in play ends."""
     check(order_refusal(s, cmd.order))
-    t = in_play(s)
-    if t is None or cmd.player not in t.stacks:
+    t = s.tournament
+    if t is None:
         raise GameError("not_in_tournament", f"{cmd.player} is not playing a phase at this table.")
     s.tournament_order = cmd.order
+    if t.done or cmd.player not in t.stacks:
+        # Already out here (eliminated, or the phase over) before the order came: nothing to
+        # take back; the order is carried out all the same, so the next ones are not held up.
+        out.append(E.PlayerExpelled(order=cmd.order, player=cmd.player, phase=t.phase, hand=t.hand, stack=0,
+                                    reason=cmd.reason))
+        return
     x = PendingExpulsion(cmd.player, cmd.order, cmd.reason)
     if s.phase in ROUND_PHASES:
         t.expelled.append(x)

@@ -172,6 +172,13 @@ class PrizePaid(_Ev, tag="prize_paid", frozen=True):
     amount: int
 
 
+class PoolForfeited(_Ev, tag="pool_forfeited", frozen=True):
+    """Money: the prize pool to the house when nobody may be paid (every player expelled)."""
+
+    amount: int
+    reason: str
+
+
 class Finished(_Ev, tag="finished", frozen=True):
     standings: list[Standing]
     prizes: dict[str, int]  # player -> cents
@@ -185,5 +192,5 @@ class Cancelled(_Ev, tag="cancelled", frozen=True):
 Event = (
     RegistrationOpened | RegistrationClosed | Registered | EntryPaid | CheckedIn | NotAdmitted | BuyInRefunded
     | FeeRefunded | Started | PhaseStarted | TableOrdered | StandingsUpdated | Eliminated | Expelled | PhaseEnded
-    | TieBreak | Paused | Resumed | PrizePaid | Finished | Cancelled
+    | TieBreak | Paused | Resumed | PrizePaid | PoolForfeited | Finished | Cancelled
 )

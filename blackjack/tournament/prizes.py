@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from blackjack.tournament.events import Event, Finished, PrizePaid
+from blackjack.tournament.events import Event, Finished, PoolForfeited, PrizePaid
 from blackjack.tournament.ranking import final_standings, stage_order
 from blackjack.tournament.state import TournamentState
 
@@ -31,10 +31,16 @@ def split(pool: int, percents: Sequence[int], players: int) -> list[int]:
 
 def finish(s: TournamentState, out: list[Event]) -> None:
     """Art. 26: pay the prize places of the last stage played (the final table's; the
-    elimination's when nobody was left for a final), the expelled never; then the end."""
+    elimination's when nobody was left for a final), the expelled never; if every player
+    there was expelled, the best-placed others; if everyone was, the pool is forfeited to
+    the house (Art. 21: the Direzione's call; a pool is never left unpaid). Then the end."""
     standings = final_standings(s)
     payable = [p for p in stage_order(s, s.stages[-1]) if p not in s.expelled]
+    if not payable:  # every finalist expelled: the best-placed players not expelled (Art. 21)
+        payable = [st.player for st in standings if st.player not in s.expelled]
     amounts = split(s.pool, s.spec.prizes, len(payable))
+    if not amounts and s.pool:  # nobody may be paid (all expelled): the pool goes to the house
+        out.append(PoolForfeited(amount=s.pool, reason="every player was expelled"))
     prizes: dict[str, int] = {}
     for place, (player, amount) in enumerate(zip(payable, amounts, strict=False), 1):
         if amount > 0:  # a zero prize moves no money

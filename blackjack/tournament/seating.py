@@ -132,4 +132,5 @@ def start_play(s: TournamentState, draw: str, admitted: list[str], out: list[Eve
     order = permutation(draw, admitted)
     s.status, s.draw, s.order, s.pool = "running", draw, order, s.spec.buy_in * len(order)
     out.append(Started(draw=draw, order=list(order), pool=s.pool))
-    begin_stage(s, "final" if len(order) <= s.spec.finalists else "elimination", order, out)
+    one_game = s.spec.format == "sit_and_go" or len(order) <= s.spec.finalists
+    begin_stage(s, "final" if one_game else "elimination", order, out)

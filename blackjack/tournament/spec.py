@@ -52,6 +52,15 @@ def fee(spec: TournamentSpec) -> int:
     return max(spec.buy_in * FEE_PERCENT // 100, FEE_MINIMUM[spec.format])
 
 
+def with_defaults(settings: dict[str, object]) -> TournamentSpec:
+    """A spec from what the director gave: a Sit&Go takes its format's defaults (one table
+    of 7, starting at 5, one winner) for whatever it leaves out."""
+    if settings.get("format") == "sit_and_go":
+        given = {k: v for k, v in settings.items() if k not in ("name", "buy_in")}
+        return sit_and_go(str(settings.get("name", "")), settings.get("buy_in"), **given)  # type: ignore[arg-type]
+    return checked(msgspec.convert(settings, TournamentSpec))
+
+
 def sit_and_go(name: str, buy_in: int, **settings: object) -> TournamentSpec:
     """A Sit&Go (Appendix 1): one table of at most 7, starting by itself at 5 entries,
     6 shoes, one winner."""
@@ -86,6 +95,8 @@ def checked(spec: TournamentSpec) -> TournamentSpec:
             raise bad("a Sit&Go's buy-in is at most EUR 100")
         if len(spec.prizes) != 1:
             raise bad("a Sit&Go has one winner")
+        if spec.min_entrants < SIT_AND_GO_START:
+            raise bad(f"a Sit&Go starts at {SIT_AND_GO_START} entries at the least (Appendix 1)")
     elif spec.starts_at <= 0:
         raise bad("a tournament needs a start time")
     if spec.mode == "live" and not spec.staff:

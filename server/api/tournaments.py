@@ -15,7 +15,7 @@ import secrets
 import msgspec
 from litestar import Controller, get, post
 
-from blackjack.tournament.spec import TournamentSpec, fee
+from blackjack.tournament.spec import fee, with_defaults
 from games.errors import GameError
 from server.api.schemas import NewTournament, TournamentAnswer, TournamentCommand, TournamentDetail, TournamentSummary
 from server.auth import Principal
@@ -48,7 +48,9 @@ class TournamentsController(Controller):
     async def create(self, caller: Principal, data: NewTournament, resources: Resources,
                      manager: TableManager) -> TournamentSummary:
         try:
-            spec = msgspec.convert(data.spec, TournamentSpec)
+            if not isinstance(data.spec, dict):
+                raise msgspec.ValidationError("the spec is an object")
+            spec = with_defaults(data.spec)
         except msgspec.ValidationError as exc:
             raise GameError("invalid_tournament", f"Not a valid tournament: {exc}") from None
         return summary(manager, await TournamentService(resources).create(caller, data.id, spec))

@@ -13,7 +13,7 @@ from games.ledger.model import Op
 from server.auth import Principal
 from server.companions import Companion
 from server.money import TableAccounts, accounts_for, ops_for
-from server.policy import STAFF_ROLES, check_assigned
+from server.policy import STAFF_ROLES, check_assigned, check_table_role
 
 if TYPE_CHECKING:
     from server.runtime import TableRuntime
@@ -93,6 +93,10 @@ class GameKind:
 
     def dump(self, engine: Any) -> bytes:
         return msgspec.json.encode(engine.state)
+
+    def check_role(self, who: Principal) -> None:
+        """Before a command is even read: roles that never act at this kind of table."""
+        check_table_role(who.role)
 
     def actor(self, who: Principal) -> Actor:
         """The engine's actor for an authenticated principal (one role vocabulary for every

@@ -31,7 +31,7 @@ from games.ledger.model import Op
 from server.auth import Principal
 from server.companions import Companion
 from server.kinds.base import GameKind, TableInfo, Timer
-from server.money import TableAccounts, tournament_ops
+from server.money import TableAccounts, tournament_ops, tournament_wallets
 
 # Art. 23: registration closes 10 minutes before the start.
 CLOSE_BEFORE_START = 600
@@ -47,6 +47,11 @@ class TournamentAccounts(TableAccounts):
         return [(accounts.prize_pool(self.table, self.currency), Kind.PRIZE_POOL),
                 (accounts.fees(self.currency), Kind.FEES),
                 (accounts.points_pool(self.table), Kind.POINTS_POOL)]
+
+    def opened_by(self, events: Any) -> list[tuple[str, Kind]]:
+        """A player who paid at the desk may have no wallet in the tournament's currency yet:
+        it opens with his refund or his prize."""
+        return tournament_wallets(self.currency, events)
 
 
 def spec_of(table: TableInfo) -> TournamentSpec:
@@ -70,6 +75,9 @@ class TournamentKind(GameKind):
 
     def new_engine(self, table: TableInfo) -> Coordinator:
         return Coordinator(table.id, spec_of(table))
+
+    def check_role(self, who: Principal) -> None:
+        self.actor(who)  # the cashier too (over the websocket as over HTTP)
 
     def actor(self, who: Principal) -> Actor:
         # The cashier registers players who pay at the desk: the one role that acts towards

@@ -30,7 +30,6 @@ from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
 from server.channels_backend import RESYNC
 from server.edge import check_json
 from server.kinds import kind as game_kind
-from server.policy import check_table_role
 from server.protocol import (
     CLOSE_TOKEN_EXPIRED,
     CLOSE_UNAUTHORIZED,
@@ -226,8 +225,9 @@ class Connection(Outbox):
             info = manager.info(msg.table)  # unknown_table first, if it is
             if msg.table not in self.subs:
                 raise GameError("not_subscribed", f"Subscribe to table {msg.table!r} before playing there.")
-            check_table_role(self.who.role)
-            command = game_kind(info.game).decode_command(msg.command)
+            kind = game_kind(info.game)
+            kind.check_role(self.who)
+            command = kind.decode_command(msg.command)
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, msg.table))
             return

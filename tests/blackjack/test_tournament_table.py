@@ -362,11 +362,14 @@ def test_expelled_between_hands_his_bet_and_stack_go_back():
         E.PlayerExpelled(order=2, player="ann", phase=1, hand=1, stack=200, reason="passed chips"),
     ]
     assert h.s.seats[1] == "" and h.stacks == {"bob": 200} and h.s.tournament_order == 2
-    h.refused(C.TournamentExpel(order=3, player="ann"), "not_in_tournament", SERVER)
-    ev = h.do(C.TournamentExpel(order=3, player="bob"), SERVER)  # nobody left: the phase ends at once
+    # Expelled again (an order racing his elimination or expulsion): carried out, nothing moves.
+    assert h.do(C.TournamentExpel(order=3, player="ann"), SERVER) == [
+        E.PlayerExpelled(order=3, player="ann", phase=1, hand=1, stack=0, reason="")]
+    assert h.stacks == {"bob": 200} and h.s.tournament_order == 3
+    ev = h.do(C.TournamentExpel(order=4, player="bob"), SERVER)  # nobody left: the phase ends at once
     assert ev == [
         StackReturned("bob", 200, "p1-expelled", "expelled"),
-        E.PlayerExpelled(order=3, player="bob", phase=1, hand=1, stack=200, reason=""),
+        E.PlayerExpelled(order=4, player="bob", phase=1, hand=1, stack=200, reason=""),
         E.ShoeEnded(cut_entitled=""),
         E.TournamentTableDone(phase=1, hand=1, stacks={}, reason="nobody left"),
     ]

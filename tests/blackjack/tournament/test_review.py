@@ -52,7 +52,8 @@ def test_a_final_whose_players_are_all_expelled_still_pays_out_its_pool(kit):
     ev = cup.report(table, expelled=["ann", "bob"], done=True, final={})
     assert cup.s.status == "finished"
     paid = sum(e.amount for e in kit.of(ev, E.PrizePaid)) + sum(e.amount for e in kit.of(ev, E.BuyInRefunded))
-    assert paid == cup.s.pool == 20_000
+    forfeited = sum(e.amount for e in kit.of(ev, E.PoolForfeited))  # nobody may be paid: to the house
+    assert paid + forfeited == cup.s.pool == 20_000 and forfeited == 20_000
 
 
 def test_a_second_cancel_and_a_late_report_move_nothing(kit):
@@ -83,7 +84,6 @@ def test_an_expulsion_racing_an_elimination_does_not_block_the_tables_orders(kit
     from blackjack.table import BlackjackTable
     from games.shoe import rigged_shoe
     from helpers.blackjack import actor
-
     from tests.blackjack.test_tournament_table import ONE_DECK, SERVER
 
     cup = kit.Cup(stack=10, min_bet=10, max_bet=10)
