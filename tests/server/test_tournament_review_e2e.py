@@ -45,6 +45,20 @@ async def create(director: CasinoClient, tid: str, **kw) -> None:
     await tournament_command(director, tid, {"type": "open_registration"})
 
 
+async def enter_and_start(director: CasinoClient, tid: str, players: list[CasinoClient]):
+    """Each player registers and checks in; the director follows the tournament and starts it
+    with a bot playing for each: (the bots, their tasks)."""
+    for p in players:
+        await tournament_command(p, tid, {"type": "register"})
+        await tournament_command(p, tid, {"type": "check_in"})
+    await director.connect()
+    await director.subscribe(tid)
+    bots = [TournamentBot(p, tid) for p in players]
+    runs = [asyncio.create_task(b.run(timeout=120)) for b in bots]
+    await tournament_command(director, tid, {"type": "start"})
+    return bots, runs
+
+
 async def refused(client: CasinoClient, tid: str, command: dict, cid: str | None = None) -> HTTPError:
     with pytest.raises(HTTPError) as info:
         await tournament_command(client, tid, command, cid)
@@ -447,14 +461,7 @@ async def test_pause_between_hands_expel_then_resume(rfloor, rsrv):
     director = await rfloor.account("rvp-dir", "director")
     players = [await rfloor.account(f"rvp-{i}", chips=30_000, currency="EUR") for i in range(3)]
     await create(director, tid, shoes=2)
-    for p in players:
-        await tournament_command(p, tid, {"type": "register"})
-        await tournament_command(p, tid, {"type": "check_in"})
-    await director.connect()
-    await director.subscribe(tid)
-    bots = [TournamentBot(p, tid) for p in players]
-    runs = [asyncio.create_task(b.run(timeout=120)) for b in bots]
-    await tournament_command(director, tid, {"type": "start"})
+    bots, runs = await enter_and_start(director, tid, players)
     (phase,) = await events_of(director, tid, "phase_started")
     table = phase["tables"][0]["table"]
     watcher = await rfloor.account("rvp-watch")
@@ -531,14 +538,7 @@ async def test_a_tournament_and_its_table_on_two_processes(own_db, redis_url, tm
         # from a) or on a (their bets cross from b).
         players = [await Floor(b).account(f"rvmp-{i}", chips=30_000, currency="EUR") for i in range(3)]
         await create(director, tid)
-        for p in players:
-            await tournament_command(p, tid, {"type": "register"})
-            await tournament_command(p, tid, {"type": "check_in"})
-        await director.connect()
-        await director.subscribe(tid)
-        bots = [TournamentBot(p, tid) for p in players]
-        runs = [asyncio.create_task(bt.run(timeout=120)) for bt in bots]
-        await tournament_command(director, tid, {"type": "start"})
+        bots, runs = await enter_and_start(director, tid, players)
         (done,) = await events_of(director, tid, "finished", timeout=60)
         owners = {t["id"]: t["owner"] for t in await director.tables()}
         tours = {t["id"]: t["owner"] for t in await director.request("GET", "/tournaments")}
