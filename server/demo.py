@@ -27,6 +27,9 @@ STAFF = [
 ]
 PLAYERS = ["alice", "bob", "carol", "dave"]
 BOTS = ["bot-roulette", "bot-campione", "bot-titano", "bot-lugano"]
+# They play one Sit&Go after another (Titano Appendix 1), so the tournament channel has news.
+SIT_AND_GO_BOTS = [f"bot-sng-{i}" for i in range(1, 6)]
+SIT_AND_GO = {"format": "sit_and_go", "buy_in": 1_000, "decks": 1, "shoes": 2, "min_bet": 10, "max_bet": 50}
 CHIPS = 100_000  # CHF/EUR 1,000.00 each
 # (table id, game, profile, currency, settings)
 TABLES = [
@@ -53,10 +56,10 @@ async def seed(ctx: Any) -> None:
         for user, password, role in STAFF:
             with contextlib.suppress(GameError):
                 await store.create_user(conn, user, password, role)
-        for user in PLAYERS + BOTS:
+        for user in PLAYERS + BOTS + SIT_AND_GO_BOTS:
             with contextlib.suppress(GameError):
                 await store.create_user(conn, user, password_of(user), "player")
-    for user in PLAYERS + BOTS:
+    for user in PLAYERS + BOTS + SIT_AND_GO_BOTS:
         for cur in ("CHF", "EUR"):
             await ctx.ledger.open_account(accounts.wallet(user, cur), cur, Kind.WALLET)
             await ctx.ledger.deposit(user, cur, CHIPS, f"demo-{user}-{cur}")
@@ -71,6 +74,7 @@ async def seed(ctx: Any) -> None:
     lines += [f"  {role:<9} {user:<10} password {password}" for user, password, role in STAFF]
     lines += [f"  player    {u:<10} password {password_of(u)}  (CHF and EUR 1,000.00)" for u in PLAYERS]
     lines += [f"  table     {t[0]} ({t[1]}, {t[2]} rules, {t[3]}, RNG)" for t in TABLES if t[1] in KINDS]
+    lines += ["  Sit&Go    demo-sng-1, -2, ... (EUR 10; five bots enter each; GET /tournaments)"]
     print("\n".join(lines), flush=True)
 
 
@@ -88,7 +92,65 @@ async def run_bots(url: str) -> None:
         _bot(url, "bot-campione", "campione-blackjack-1", _blackjack),
         _bot(url, "bot-titano", "titano-blackjack-1", _blackjack),
         _bot(url, "bot-lugano", "lugano-blackjack-1", _blackjack),
+        _sit_and_gos(url),
     )
+
+
+async def _sit_and_gos(url: str) -> None:
+    """The director opens a Sit&Go; five bots enter it, which starts it (Appendix 1); they
+    play it to its winner; then the next one."""
+    from loadtest.tournament_bots import TournamentBot, tournament_command
+    from server.client import CasinoClient, HTTPError
+
+    while True:
+        clients: list[CasinoClient] = []
+        try:
+            director = CasinoClient(url)
+            clients.append(director)
+            await director.login("director", password_of("director"))
+            taken = {t["id"] for t in await director.request("GET", "/tournaments")}
+            n = next(k for k in range(1, 1_000_000) if f"demo-sng-{k}" not in taken)
+            tid = f"demo-sng-{n}"
+            await director.request("POST", "/tournaments", json={"id": tid, "spec": {
+                **SIT_AND_GO, "name": f"Demo Sit&Go {n}"}})
+            await tournament_command(director, tid, {"type": "open_registration"})
+            bots = []
+            for user in SIT_AND_GO_BOTS:
+                c = CasinoClient(url)
+                clients.append(c)
+                await c.login(user, password_of(user))
+                bots.append(TournamentBot(c, tid))
+            runs = [asyncio.create_task(b.run(timeout=1800)) for b in bots]
+            await asyncio.sleep(1)  # following it before it starts
+            for b in bots:
+                try:
+                    await tournament_command(b.client, tid, {"type": "register"})
+                except HTTPError as exc:
+                    if exc.code != "insufficient_funds":
+                        raise
+                    await _top_up(url, str(b.user))  # the fees add up: the cashier sells it more chips
+                    await tournament_command(b.client, tid, {"type": "register"})
+            await asyncio.gather(*runs)
+        except asyncio.CancelledError:
+            for c in clients:
+                await c.close()
+            raise
+        except Exception as exc:  # the server restarting: start over a little later
+            log.info("demo Sit&Go: %s", exc)
+        for c in clients:
+            await c.close()
+        await asyncio.sleep(5)
+
+
+async def _top_up(url: str, user: str) -> None:
+    from server.client import CasinoClient
+
+    cashier = CasinoClient(url)
+    try:
+        await cashier.login("cashier", password_of("cashier"))
+        await cashier.request("POST", "/cashier/deposit", json={"user": user, "amount": CHIPS, "currency": "EUR"})
+    finally:
+        await cashier.close()
 
 
 async def _bot(url: str, user: str, table: str, play) -> None:
