@@ -19,169 +19,44 @@ from blackjack.tournament import commands as C
 from blackjack.tournament import events as E
 from blackjack.tournament.prizes import finish
 from blackjack.tournament.ranking import report_refusal, take_report
+from blackjack.tournament.registration import (
+    check_in,
+    check_in_refusal,
+    close_refusal,
+    close_registration,
+    draw_refusal,
+    err,
+    is_sit_and_go,
+    open_refusal,
+    open_registration,
+    register,
+    register_refusal,
+    role_refusal,
+    running_refusal,
+    status_refusal,
+)
 from blackjack.tournament.seating import start_play
 from blackjack.tournament.spec import TournamentSpec, checked, fee
-from blackjack.tournament.state import Entrant, TournamentState, current_phase, entrant, issue, open_tables
+from blackjack.tournament.state import TournamentState, current_phase, entrant, issue, open_tables
 from blackjack.tournament.view import TournamentView, tournament_view
 from games.commands import Actor
 from games.errors import GameError
-from games.players import FLOOR_PREFIX
 from games.validation import Name, validated
 
 Refusal = Callable[[TournamentState, Any, Actor], GameError | None]
 Apply = Callable[[TournamentState, Any, Actor, list[E.Event]], None]
 MAX_ID = 100  # leaves room in a table's id (a Name, at most 128) for "-<phase>-<k>"
 
-# The code that refuses a command in each status it is not allowed in.
-_STATUS = {
-    "scheduled": ("not_open", "Registration is not open yet."),
-    "registration": ("registration_open", "Registration is already open."),
-    "closed": ("registration_closed", "Registration is closed."),
-    "running": ("tournament_started", "The tournament has started."),
-    "finished": ("tournament_finished", "The tournament is over."),
-    "cancelled": ("tournament_cancelled", "The tournament was cancelled."),
-}
-
-
-def _err(code: str, message: str) -> GameError:
-    return GameError(code, message)
-
-
-def _role(actor: Actor, *roles: str) -> GameError | None:
-    # The actor's role as a plain string: the cashier is a server role, not a table's.
-    return None if str(actor.role) in roles else _err("forbidden", f"A {actor.role} may not do that.")
-
-
-def _status(s: TournamentState, *allowed: str) -> GameError | None:
-    return None if s.status in allowed else _err(*_STATUS[s.status])
-
-
-def _running(s: TournamentState) -> GameError | None:
-    return None if s.status == "running" else _err("not_running", "The tournament is not being played.")
-
-
-def _draw(draw: str) -> GameError | None:
-    if not draw:
-        return _err("draw_missing", "The seating draw needs the server's seed.")
-    if len(draw) % 2:
-        return _err("draw_invalid", "The draw seed is whole bytes in hex.")
-    return None
-
-
-def _named(actor: Actor, player: str, staff: tuple[str, ...]) -> tuple[GameError | None, str]:
-    """Who a Register/CheckIn is for: a player only himself; ``staff`` name the player."""
-    role = str(actor.role)
-    if role == "player":
-        if player not in ("", actor.id):
-            return _err("players_only", "A player registers and checks in only himself."), ""
-        player = actor.id
-    elif role in staff:
-        if not player:
-            return _err("player_missing", "Name the player."), ""
-    else:
-        return _err("forbidden", f"A {actor.role} may not do that."), ""
-    if player.startswith(FLOOR_PREFIX):
-        return _err("floor_id_reserved", "A floor player has no account to enter a tournament with."), ""
-    return None, player
-
-
-# -- registration (Art. 23; Appendix 1) ------------------------------------------------------
-
-
-def open_refusal(s: TournamentState, c: C.OpenRegistration, a: Actor) -> GameError | None:
-    return _role(a, "director") or _status(s, "scheduled")
-
-
-def open_registration(s: TournamentState, c: C.OpenRegistration, a: Actor, out: list[E.Event]) -> None:
-    s.status = "registration"
-    out.append(E.RegistrationOpened(by=a.id))
-
-
-def close_refusal(s: TournamentState, c: C.CloseRegistration, a: Actor) -> GameError | None:
-    return _role(a, "director", "system") or _status(s, "registration")
-
-
-def close_registration(s: TournamentState, c: C.CloseRegistration, a: Actor, out: list[E.Event]) -> None:
-    s.status = "closed"
-    out.append(E.RegistrationClosed(by=a.id, reason=c.reason or "closed"))
-
-
-def _sit_and_go(s: TournamentState) -> bool:
-    return s.spec.format == "sit_and_go"
-
-
-def register_refusal(s: TournamentState, c: C.Register, a: Actor) -> GameError | None:
-    error, player = _named(a, c.player, ("cashier",))
-    if error is not None:
-        return error
-    if str(a.role) == "player" and c.source != "wallet":
-        return _err("source_not_allowed", "A player pays from his wallet; cash and transfers go through the cashier.")
-    if str(a.role) == "cashier" and c.source == "wallet":
-        return _err("source_not_allowed", "The cashier takes cash or a bank transfer, not the player's wallet.")
-    if c.source == "bank_transfer" and not c.reference:
-        return _err("reference_missing", "A bank transfer needs its reference (Art. 23).")
-    if s.status != "registration":
-        return _err(*_STATUS["scheduled"]) if s.status == "scheduled" else _err(*_STATUS["closed"])
-    if entrant(s, player) is not None:
-        return _err("already_registered", f"{player} is already registered.")
-    if len(s.entrants) >= s.spec.max_entrants:
-        return _err("tournament_full", "The tournament is full.")
-    if _sit_and_go(s) and len(s.entrants) + 1 == s.spec.min_entrants:
-        return _draw(c.draw)  # this entry starts the Sit&Go: it is seated by this draw
-    return None
-
-
-def register(s: TournamentState, c: C.Register, a: Actor, out: list[E.Event]) -> None:
-    player = c.player or a.id
-    sng = _sit_and_go(s)
-    s.entrants.append(Entrant(player=player, ticket=len(s.entrants) + 1, source=c.source, reference=c.reference,
-                              checked_in=sng))  # Appendix 1: in a Sit&Go, entering is being there
-    out.append(E.Registered(player=player, ticket=len(s.entrants), source=c.source, reference=c.reference, by=a.id))
-    out.append(E.EntryPaid(player=player, buy_in=s.spec.buy_in, fee=fee(s.spec), source=c.source,
-                           reference=c.reference))
-    full = len(s.entrants) == s.spec.max_entrants  # Art. 23: closes at the maximum
-    starts = sng and len(s.entrants) == s.spec.min_entrants  # Appendix 1: starts at 5
-    if full or starts:
-        s.status = "closed"
-        out.append(E.RegistrationClosed(by=a.id, reason="full" if full else "started"))
-    if starts:
-        start_play(s, c.draw, [e.player for e in s.entrants], out)
-
-
-def check_in_refusal(s: TournamentState, c: C.CheckIn, a: Actor) -> GameError | None:
-    error, player = _named(a, c.player, ("croupier", "cashier", "director"))
-    if error is not None:
-        return error
-    if _sit_and_go(s):
-        return _err("no_check_in", "A Sit&Go has no check-in: registering is taking part.")
-    error = _status(s, "registration", "closed")
-    if error is not None:
-        return error
-    e = entrant(s, player)
-    if e is None:
-        return _err("not_registered", f"{player} is not registered.")
-    if e.checked_in:
-        return _err("already_checked_in", f"{player} has already handed in his ticket.")
-    return None
-
-
-def check_in(s: TournamentState, c: C.CheckIn, a: Actor, out: list[E.Event]) -> None:
-    e = entrant(s, c.player or a.id)
-    assert e is not None
-    e.checked_in = True
-    out.append(E.CheckedIn(player=e.player, by=a.id))
-
-
 # -- the start (Art. 23-24) -----------------------------------------------------------------
 
 
 def start_refusal(s: TournamentState, c: C.Start, a: Actor) -> GameError | None:
-    error = _role(a, "director")
-    if error is None and _sit_and_go(s):
-        error = _err("starts_by_itself", "A Sit&Go starts by itself at its 5th entry (Appendix 1).")
-    error = error or _status(s, "registration", "closed") or _draw(c.draw)
+    error = role_refusal(a, "director")
+    if error is None and is_sit_and_go(s):
+        error = err("starts_by_itself", "A Sit&Go starts by itself at its 5th entry (Appendix 1).")
+    error = error or status_refusal(s, "registration", "closed") or draw_refusal(c.draw)
     if error is None and sum(e.checked_in for e in s.entrants) < 2:
-        error = _err("too_few_players", "A tournament needs at least 2 players checked in.")
+        error = err("too_few_players", "A tournament needs at least 2 players checked in.")
     return error
 
 
@@ -201,8 +76,8 @@ def start(s: TournamentState, c: C.Start, a: Actor, out: list[E.Event]) -> None:
 
 
 def pause_refusal(s: TournamentState, c: C.Pause, a: Actor) -> GameError | None:
-    error = _role(a, "director", "system") or _running(s)
-    return error or (_err("already_paused", "The tournament is already paused.") if s.paused else None)
+    error = role_refusal(a, "director", "system") or running_refusal(s)
+    return error or (err("already_paused", "The tournament is already paused.") if s.paused else None)
 
 
 def pause(s: TournamentState, c: C.Pause, a: Actor, out: list[E.Event]) -> None:
@@ -213,8 +88,8 @@ def pause(s: TournamentState, c: C.Pause, a: Actor, out: list[E.Event]) -> None:
 
 
 def resume_refusal(s: TournamentState, c: C.Resume, a: Actor) -> GameError | None:
-    error = _role(a, "director") or _running(s)
-    return error or (None if s.paused else _err("not_paused", "The tournament is not paused."))
+    error = role_refusal(a, "director") or running_refusal(s)
+    return error or (None if s.paused else err("not_paused", "The tournament is not paused."))
 
 
 def resume(s: TournamentState, c: C.Resume, a: Actor, out: list[E.Event]) -> None:
@@ -235,9 +110,9 @@ def in_play(s: TournamentState, player: str) -> bool:
 
 
 def expel_refusal(s: TournamentState, c: C.Expel, a: Actor) -> GameError | None:
-    error = _role(a, "director") or _running(s)
+    error = role_refusal(a, "director") or running_refusal(s)
     if error is None and not in_play(s, c.player):
-        error = _err("not_in_tournament", f"{c.player} is not playing in this tournament.")
+        error = err("not_in_tournament", f"{c.player} is not playing in this tournament.")
     return error
 
 
@@ -254,7 +129,7 @@ def expel(s: TournamentState, c: C.Expel, a: Actor, out: list[E.Event]) -> None:
 
 
 def cancel_refusal(s: TournamentState, c: C.Cancel, a: Actor) -> GameError | None:
-    return _role(a, "director") or _status(s, "scheduled", "registration", "closed", "running")
+    return role_refusal(a, "director") or status_refusal(s, "scheduled", "registration", "closed", "running")
 
 
 def cancel(s: TournamentState, c: C.Cancel, a: Actor, out: list[E.Event]) -> None:
