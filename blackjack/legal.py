@@ -34,7 +34,8 @@ from blackjack.round.shoe_commands import (
 )
 from blackjack.round.sidebets import offers_side_bets
 from blackjack.round.steps import even_money_refusal, insurance_refusal
-from blackjack.round.tournament import can_bet, in_play, points_refusal, seat_refusal
+from blackjack.round.tournament import can_bet, in_play, points_refusal
+from blackjack.round.tournament_orders import seat_refusal
 from blackjack.state import Box, TableState
 from games.commands import Actor
 from games.errors import GameError

@@ -18,7 +18,7 @@ from blackjack import events as E
 from blackjack.legal import legal_commands
 from blackjack.phases import refuse
 from blackjack.profiles import BOXES, Profile, validate
-from blackjack.round import betting, decisions, offers, shoe_commands, sidebets, tournament, voids
+from blackjack.round import betting, decisions, offers, shoe_commands, sidebets, tournament, tournament_orders, voids
 from blackjack.round.common import check_limits
 from blackjack.state import TableState
 from blackjack.view import TableView, table_view
@@ -60,10 +60,10 @@ HANDLERS: dict[type[C.Command], Handler] = {
     C.VoidRound: voids.void_round,
     C.BurnCard: shoe_commands.burn,
     C.ExposeCard: shoe_commands.expose,
-    C.TournamentSeat: tournament.seat,
-    C.TournamentPause: tournament.pause,
-    C.TournamentExpel: tournament.expel,
-    C.TournamentEnd: tournament.end,
+    C.TournamentSeat: tournament_orders.seat,
+    C.TournamentPause: tournament_orders.pause,
+    C.TournamentExpel: tournament_orders.expel,
+    C.TournamentEnd: tournament_orders.end,
 }
 
 

@@ -1,8 +1,8 @@
 """Tournament tables (Titano Art. 22-27): a phase of a tournament played in points.
 
 The coordinator (``blackjack.tournament``) seats a phase here and gives its orders (seat,
-pause, expel, end), which the server relays as ``system``; each is numbered per table and
-applied once. The points a player holds off the felt are ``TournamentPlay.stacks``, moved
+pause, expel, end: ``round.tournament_orders``), which the server relays as ``system``; each
+is numbered per table and applied once. The points a player holds off the felt are ``TournamentPlay.stacks``, moved
 in one place, ``book``, from the money events the table emits: once a command's handler
 has run, and first at a hand's end, which reads them. In the round's layering this sits
 just above ``common``: ``dealer`` calls it as rounds open and end, the commands for checks.
@@ -12,19 +12,18 @@ from __future__ import annotations
 
 from blackjack import commands as C
 from blackjack import events as E
-from blackjack.phases import ROUND_PHASES, Phase
-from blackjack.round.common import Out, bet_id, check, check_limits, owner_refusal, return_bets
+from blackjack.phases import Phase
+from blackjack.round.common import Out, bet_id, check, owner_refusal
 from blackjack.state import Bet, PendingExpulsion, TableState, TournamentPlay, Wager
 from games.commands import Actor
 from games.errors import GameError
-from games.players import FLOOR_PREFIX
-from games.wagers import StackIssued, StackReturned, WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
+from games.wagers import StackReturned, WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
 
 NOBODY_LEFT = "nobody left"
 ENDED = "the tournament ended the phase"  # a TournamentEnd that gave no reason
 
 
-def _phase_over() -> GameError:
+def phase_over() -> GameError:
     return GameError("phase_over", "No tournament phase is being played at this table.")
 
 
@@ -141,7 +140,7 @@ def close_refusal(s: TableState) -> GameError | None:
     """Bets close with no bet at all (the absent are charged), but not while paused."""
     t = in_play(s)
     if t is None:
-        return _phase_over()
+        return phase_over()
     return GameError("tournament_paused", "The tournament is paused.") if t.paused else None
 
 
@@ -182,7 +181,7 @@ def hand_over(s: TableState, out: Out, shoe_over: bool) -> bool:
                                           stack_before=t.before.get(player, 0)))
             _unseat(s, t, player)
     for x in t.expelled:
-        _expel(s, out, t, x)
+        expel_now(s, out, t, x)
     t.expelled = []
     out.append(E.HandStandings(phase=t.phase, hand=t.hand, stacks=dict(t.stacks), shoes_done=t.shoes_done))
     if t.ending_order:
@@ -205,7 +204,7 @@ def _unseat(s: TableState, t: TournamentPlay, player: str) -> None:
         s.cut_entitled, s.cut_chain = (s.cut_chain[0], s.cut_chain[1:]) if s.cut_chain else ("", [])
 
 
-def _expel(s: TableState, out: Out, t: TournamentPlay, x: PendingExpulsion) -> None:
+def expel_now(s: TableState, out: Out, t: TournamentPlay, x: PendingExpulsion) -> None:
     """Art. 27: his chips go back to the house. One eliminated in the same hand has none
     left, but the order is still reported carried out."""
     stack = t.stacks.get(x.player, 0)
@@ -235,113 +234,10 @@ def end_phase(s: TableState, out: Out, reason: str) -> None:
     t.stacks, t.expelled, t.done = {}, [], True
     s.seats = [""] * len(s.seats)
     s.phase = Phase.CLOSED
-    _fresh_shoe(s)
+    fresh_shoe(s)
 
 
-def _fresh_shoe(s: TableState) -> None:
+def fresh_shoe(s: TableState) -> None:
     s.order, s.pos, s.cut_index, s.left, s.exposed = [], 0, -1, [], -1
     s.last_round = s.reshuffle_after = False
     s.cut_entitled, s.cut_chain = "", []  # the house cuts a phase's first shoe
-
-
-# -- the coordinator's orders -------------------------------------------------------------------
-
-
-def order_refusal(s: TableState, order: int) -> GameError | None:
-    if order <= s.tournament_order:
-        return GameError("order_applied", f"Order {order} was applied already (last: {s.tournament_order}).")
-    return None
-
-
-def seat_refusal(s: TableState, cmd: C.TournamentSeat | None) -> GameError | None:
-    """Why a phase cannot be seated now (``cmd`` None: for ``legal``, whatever it says)."""
-    if in_play(s) is not None:
-        return GameError("phase_in_play", "A phase is being played at this table.")
-    if s.bets:
-        return GameError("bets_down", "Bets are down.")
-    if cmd is not None:
-        players = [e.player for e in cmd.seats]
-        boxes = [e.box for e in cmd.seats]
-        if len(set(players)) != len(players) or len(set(boxes)) != len(boxes):
-            return GameError("invalid_seating", "Each player has one seat and each box one player.")
-        if any(p.startswith(FLOOR_PREFIX) for p in players):
-            return GameError("invalid_seating", "floor: ids are cash players at a live felt, not tournament players.")
-    return None
-
-
-def seat(s: TableState, cmd: C.TournamentSeat, actor: Actor, out: Out) -> None:
-    """Art. 23, 27: the drawn seats, each with his points; the phase's first shoe follows."""
-    check(order_refusal(s, cmd.order))
-    check(seat_refusal(s, cmd))
-    check_limits(s.profile, cmd.min_bet, cmd.max_bet)
-    entries = sorted(cmd.seats, key=lambda e: e.box)
-    s.seats = [""] * len(s.seats)
-    for e in entries:
-        s.seats[e.box] = e.player
-    s.min_bet, s.max_bet = cmd.min_bet, cmd.max_bet
-    s.next_limits = []
-    stacks = {e.player: e.stack for e in entries}
-    s.tournament = TournamentPlay(cmd.tournament, cmd.phase, cmd.shoes, stacks=dict(stacks))
-    s.tournament_order = cmd.order
-    out.append(E.TournamentSeated(order=cmd.order, tournament=cmd.tournament, phase=cmd.phase, shoes=cmd.shoes,
-                                  min_bet=cmd.min_bet, max_bet=cmd.max_bet,
-                                  seats={e.player: e.box for e in entries}, stacks=stacks))
-    for e in entries:
-        out.append(StackIssued(e.player, e.stack, key=f"p{cmd.phase}", reason="tournament points"))
-    s.phase = Phase.SHUFFLE
-    _fresh_shoe(s)
-
-
-def _playing(s: TableState) -> TournamentPlay:
-    t = in_play(s)
-    if t is None:
-        raise _phase_over()
-    return t
-
-
-def pause(s: TableState, cmd: C.TournamentPause, actor: Actor, out: Out) -> None:
-    """The hand in play finishes; bets and their close wait for the resume."""
-    check(order_refusal(s, cmd.order))
-    t = _playing(s)
-    t.paused = cmd.paused
-    s.tournament_order = cmd.order
-    out.append(E.TournamentPaused(order=cmd.order, paused=cmd.paused, reason=cmd.reason))
-
-
-def expel(s: TableState, cmd: C.TournamentExpel, actor: Actor, out: Out) -> None:
-    """Art. 27 (passing chips): at once between hands, else once the hand in play ends."""
-    check(order_refusal(s, cmd.order))
-    t = s.tournament
-    if t is None:
-        raise GameError("not_in_tournament", f"{cmd.player} is not playing a phase at this table.")
-    s.tournament_order = cmd.order
-    if t.done or cmd.player not in t.stacks:
-        # Already out here (eliminated, or the phase over) before the order came: nothing to
-        # take back; the order is carried out all the same, so the next ones are not held up.
-        out.append(E.PlayerExpelled(order=cmd.order, player=cmd.player, phase=t.phase, hand=t.hand, stack=0,
-                                    reason=cmd.reason))
-        return
-    x = PendingExpulsion(cmd.player, cmd.order, cmd.reason)
-    if s.phase in ROUND_PHASES:
-        t.expelled.append(x)
-        return
-    return_bets(s, out, lambda b: b.player == cmd.player, "expelled")
-    book(s, out)
-    _expel(s, out, t, x)
-    if not t.stacks:
-        end_phase(s, out, NOBODY_LEFT)
-
-
-def end(s: TableState, cmd: C.TournamentEnd, actor: Actor, out: Out) -> None:
-    """End the phase here: at once between hands (the bets down go back), else once the
-    hand in play ends."""
-    check(order_refusal(s, cmd.order))
-    t = _playing(s)
-    s.tournament_order = cmd.order
-    if s.phase in ROUND_PHASES:
-        t.ending = cmd.reason
-        t.ending_order = cmd.order
-        return
-    return_bets(s, out, lambda b: True, "the phase was ended")
-    t.ending_order = cmd.order
-    end_phase(s, out, cmd.reason or ENDED)

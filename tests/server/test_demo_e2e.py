@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -25,15 +26,20 @@ async def demo_db(pg_url: str):
         yield url
 
 
+def _demo(db_url: str, port: int, log: Path) -> subprocess.Popen:
+    """``casino demo`` on ``port``, its output in ``log``."""
+    env = {**os.environ, "DATABASE_URL": db_url, "CASINO_JWT_SECRET": "demo-test-secret-" + "d" * 40,
+           "CASINO_BETTING_SECONDS": "1", "CASINO_DECISION_SECONDS": "1"}
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "server.cli", "demo", "--host", "127.0.0.1", "--port",
+                                 str(port), "--log-level", "warning"], cwd=PROJECT_DIR, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
 async def test_the_demo_plays_sit_and_gos_by_itself(demo_db, tmp_path):
     port = free_port()
     log = tmp_path / "demo.log"
-    env = {**os.environ, "DATABASE_URL": demo_db, "CASINO_JWT_SECRET": "demo-test-secret-" + "d" * 40,
-           "CASINO_BETTING_SECONDS": "1", "CASINO_DECISION_SECONDS": "1"}
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "server.cli", "demo", "--host", "127.0.0.1", "--port",
-                                 str(port), "--log-level", "warning"], cwd=PROJECT_DIR, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
+    proc = _demo(demo_db, port, log)
     url = f"http://127.0.0.1:{port}"
     director = CasinoClient(url)
     try:
