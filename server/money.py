@@ -105,7 +105,10 @@ class TableAccounts:
 
 
 def accounts_for(table_id: str, currency: str, settings: dict[str, Any]) -> TableAccounts:
-    """The table's accounts: a tournament's points, or the cash of its currency."""
+    """The table's accounts: a tournament's points, or the cash of its currency. The one
+    place that says a table plays in points exactly when it is a tournament's."""
+    if "tournament" in settings and currency != POINTS_CURRENCY:
+        raise GameError("invalid_settings", "A tournament's table plays in its points (PTS).")
     if currency == POINTS_CURRENCY:
         tournament = settings.get("tournament")
         if not isinstance(tournament, str) or not tournament:

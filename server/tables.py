@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 import msgspec
 
+from blackjack.tournament.seating import tournament_of_table
 from games.errors import GameError
 from games.ledger.store import Ledger
 from games.money import currency as currency_of
@@ -57,19 +58,9 @@ def serve_calls(resources: Resources) -> None:
 
 
 _TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{1,40}$")
-_PHASE_TABLE = re.compile(r"^(?P<tournament>.+)-\d+-\d+$")
-
-
-def phase_table_of(table_id: str) -> str:
-    """The tournament whose phase tables ("<id>-<phase>-<n>") are named like ``table_id``
-    ("" if none could be)."""
-    m = _PHASE_TABLE.fullmatch(table_id)
-    return m["tournament"] if m else ""
-
-
 def reserved_by(table_id: str, infos: dict[str, TableInfo]) -> str:
     """The tournament that keeps ``table_id`` for its phase tables, if any."""
-    owner = phase_table_of(table_id)
+    owner = tournament_of_table(table_id)
     info = infos.get(owner)
     return owner if info is not None and info.game == "tournament" else ""
 
@@ -148,11 +139,16 @@ class TableService:
         seq, view = await self.manager.router.view(table_id, who)
         return info, seq, view
 
-    async def assign_staff(self, by: Principal, table_id: str, user: str) -> TableInfo:
-        info = self.manager.info(table_id)
+    async def staff_member(self, user: str) -> Principal:
+        """``user``, if he may work a table: a croupier or a chef de table."""
         who = await find_user(self.pool, user)
         if who.role not in ("croupier", "chef"):
             raise GameError("not_staff", f"{who.id} is a {who.role}, not a croupier or chef de table.")
+        return who
+
+    async def assign_staff(self, by: Principal, table_id: str, user: str) -> TableInfo:
+        info = self.manager.info(table_id)
+        who = await self.staff_member(user)
         async with self.pool.acquire() as conn:
             async with conn.transaction():
                 await store.assign_staff(conn, table_id, who.id)

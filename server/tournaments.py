@@ -34,17 +34,16 @@ from blackjack import events as BE
 from blackjack.tournament import commands as C
 from blackjack.tournament import events as E
 from blackjack.tournament.coordinator import Coordinator
+from blackjack.tournament.seating import tournament_of_table
 from blackjack.tournament.spec import TournamentSpec, checked
 from games.errors import GameError
 from games.ledger.accounts import POINTS_CURRENCY
 from server import store
-from server.accounts import find_user
 from server.auth import Principal
 from server.companions import Companion
 from server.kinds.base import TableInfo
 from server.protocol import Accepted, Rejected, encoder
-from server.store import audit
-from server.tables import TableService, phase_table_of
+from server.tables import TableService
 
 if TYPE_CHECKING:
     from server.resources import Resources
@@ -106,16 +105,15 @@ class TournamentService:
         # Its tables will be "<id>-<phase>-<n>": none of those ids may be taken already, nor may
         # the id itself be some other tournament's table id.
         for taken in self.manager.infos:
-            if phase_table_of(taken) == tournament_id:
+            if tournament_of_table(taken) == tournament_id:
                 raise GameError("table_exists", f"{tournament_id!r} would name its tables like {taken!r}, "
                                                 "which is taken.")
         checked(spec)
+        tables = TableService.of(self.resources)
         for user in spec.staff:  # a live tournament's croupiers and chefs, checked before anything is written
-            who = await find_user(self.resources.pool, user)
-            if who.role not in ("croupier", "chef"):
-                raise GameError("not_staff", f"{who.id} is a {who.role}, not a croupier or chef de table.")
+            await tables.staff_member(user)
         settings = {"spec": msgspec.to_builtins(spec)}
-        return await TableService.of(self.resources).create(by, "tournament", "titano", spec.mode, spec.currency,
+        return await tables.create(by, "tournament", "titano", spec.mode, spec.currency,
                                                             spec.name, settings, tournament_id)
 
     async def open_table(self, tournament: TableInfo, spec: TournamentSpec, table_id: str) -> None:
@@ -139,13 +137,7 @@ class TournamentService:
             await self.manager.reload(table_id)
             return
         for user in spec.staff:  # a live tournament's croupiers and chefs work its tables
-            async with self.resources.pool.acquire() as conn:
-                async with conn.transaction():
-                    await store.assign_staff(conn, table_id, user)
-                    await audit.record(conn, by, "table.staff", table_id, {"user": user})
-                    await store.notify_table_changed(conn, table_id)
-        if spec.staff:
-            await self.manager.reload(table_id)
+            await service.assign_staff(by, table_id, user)
 
 
 class TournamentDriver(Companion):

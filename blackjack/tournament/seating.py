@@ -81,7 +81,15 @@ def balanced(players: Sequence[str]) -> list[list[str]]:
 
 
 def table_id(tournament: str, phase: int, k: int) -> str:
+    """A phase's table: ``<tournament>-<phase>-<k>`` (ids the server keeps for the tournament)."""
     return f"{tournament}-{phase}-{k}"
+
+
+def tournament_of_table(table: str) -> str:
+    """The tournament whose phase tables are named like ``table`` ("" if none could be)."""
+    head, _, k = table.rpartition("-")
+    tournament, _, phase = head.rpartition("-")
+    return tournament if tournament and phase.isdigit() and k.isdigit() else ""
 
 
 def open_phase(s: TournamentState, kind: PhaseKind, groups: list[list[str]], stacks: dict[str, int],

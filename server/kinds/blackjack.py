@@ -25,7 +25,6 @@ from blackjack.table import BlackjackTable
 from blackjack.view import TableView
 from games.commands import ROLES, Actor
 from games.errors import GameError
-from games.ledger.accounts import POINTS_CURRENCY
 from games.money import currency
 from games.shoe import commitment
 from server.auth import Principal
@@ -96,9 +95,8 @@ class BlackjackKind(GameKind):
             raise GameError("invalid_settings", f"decks is a whole number of decks, {p.min_decks} to 8.")
         if decks != p.decks:  # the cut card as far from the end, in proportion
             p = msgspec.structs.replace(p, decks=decks, cut_card_from_end=p.cut_card_from_end * decks // p.decks)
+        self.accounts(table)  # points exactly at a tournament's table (``server.money.accounts_for``)
         tournament = "tournament" in table.settings
-        if tournament != (table.currency == POINTS_CURRENCY):
-            raise GameError("invalid_settings", "A tournament's table plays in points (PTS), and only it does.")
         cur = currency(table.currency)
         s = table.settings
         min_bet = s.get("min_bet", cur.units(10))
