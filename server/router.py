@@ -253,6 +253,9 @@ class Router:
             result = await self._try(job)
         except TimeoutError:
             result = None  # delivered, not answered: asked again (same cid) behind the hold
+        except Exception:  # (a bug): never leave the client unanswered; asked again with its cid
+            log.exception("table %s: command %s of %s failed on its way", job.table, job.cid, job.who.id)
+            result = None
         self._settle(job, result if result is not None else _NOT_THERE)
 
     def _hold(self, job: Job) -> None:
@@ -329,6 +332,8 @@ class Router:
             body = await self._call(owner, "play", job.table, job.who, job.cid, job.raw)
         except Unreachable:
             return None
+        except GameError as exc:  # the owner named refused the call itself (no longer serves it, too late)
+            return Rejected(job.cid, exc.code, exc.message, job.table)
         return _answer_decoder.decode(body)
 
     # ---- views, presence and service ops -------------------------------------------------------

@@ -237,7 +237,11 @@ async def _bets_across_a_hand_over(db_url: str, url: str, tmp, tag: str):
         async def all_answered() -> bool:
             return len(_answers(ana, cids)) == len(cids)
 
-        assert await until(all_answered, 60)  # (a loaded machine: 160 answers across a hand-over)
+        if not await until(all_answered, 60):  # (a loaded machine: 160 answers across a hand-over)
+            got = _answers(ana, cids)
+            missing = [c for c in cids if c not in got]
+            last = [(c, got[c][0].get("code")) for c in cids if c in got][-20:]
+            raise AssertionError(f"unanswered {missing}; the last answered {last}")
         rows = await _db_rows(db_url, "SELECT seq FROM table_events WHERE table_id = $1 AND actor = $2 "
                                       "AND kind = 'wager_placed' ORDER BY seq", table, ana.user)
         return cids, _answers(ana, cids), [r["seq"] for r in rows]
