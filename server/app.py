@@ -25,12 +25,13 @@ from server import logs, metrics, store
 from server.accounts import ensure_admin
 from server.api import ROUTES
 from server.asyncapi import asyncapi_route
-from server.auth import Principal, Tokens, make_jwt_auth
+from server.auth import SAFE_METHODS, Principal, Tokens, make_jwt_auth, same_origin
 from server.config import Settings
 from server.deps import DEPENDENCIES
 from server.echo import echo_routes
 from server.edge import EdgeText, check_body
 from server.manager import TableManager
+from server.pages import PAGE_ROUTES
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
 from server.store.limits import LimitsStore
@@ -41,7 +42,12 @@ log = logging.getLogger("casino")
 
 
 async def _retrieve_user(token: Any, connection: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
-    """The JWT middleware's lookup: the token's user, if he still exists and is enabled."""
+    """The JWT middleware's lookup: the token's user, if he still exists and is enabled. A
+    request that came with the pages' cookie and no ``Authorization`` may change something
+    only from one of our own pages (``same_origin``): a cross-site request is unauthorized."""
+    if ("authorization" not in connection.headers and connection.scope.get("method", "GET") not in SAFE_METHODS
+            and not same_origin(connection.headers)):
+        return None
     async with resources_of(connection.app).pool.acquire() as conn:
         return await store.get_user(conn, token.sub)
 
@@ -103,7 +109,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             bots.append(asyncio.create_task(run_bots(settings.public_url)))
 
     app = Litestar(
-        route_handlers=[*ROUTES, ws_endpoint, asyncapi_route, *echo_routes()],
+        route_handlers=[*ROUTES, ws_endpoint, asyncapi_route, *echo_routes(), *PAGE_ROUTES],
         dependencies=DEPENDENCIES,
         lifespan=[lifespan],
         plugins=[channels],

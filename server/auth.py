@@ -9,13 +9,14 @@ import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from litestar.exceptions import NotAuthorizedException
-from litestar.security.jwt import JWTAuth, Token
+from litestar.security.jwt import JWTAuth, JWTCookieAuth, Token
 
 from games.errors import GameError
 
@@ -138,8 +139,35 @@ class Tokens:
         return token, datetime.now(UTC) + lifetime
 
 
+# ---- the pages' session: the token in a cookie no script can read ------------------------------
+
+# The web pages (``server.web``) never hold the token: ``POST /auth/session`` puts it in this
+# HttpOnly, SameSite=Strict cookie, which the browser sends to this origin only (HTTP and the
+# websocket's handshake); a script, ours or anyone's, cannot read it.
+SESSION_COOKIE = "casino_session"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def same_origin(headers: Any) -> bool:
+    """Whether a request that carries the session cookie comes from one of our own pages: its
+    ``Origin`` (a browser sends one with every websocket handshake and every POST, PUT and
+    DELETE) names the host it was sent to. Another site's page cannot forge it, so it can
+    neither play with a visitor's cookie (cross-site websocket hijacking) nor post with it
+    (CSRF), even where a browser would send a SameSite cookie."""
+    origin = headers.get("origin")
+    host = headers.get("host")
+    if not origin or not host:
+        return False
+    scheme, _, rest = origin.partition("://")
+    return scheme in ("http", "https") and rest == host
+
+
 def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal]:
-    return JWTAuth[Principal](
+    """Bearer tokens in ``Authorization`` (scripts, apps, consoles), or the pages' session
+    cookie (``SESSION_COOKIE``): Litestar's cookie flavour of its JWT middleware reads both."""
+    return JWTCookieAuth[Principal](
+        key=SESSION_COOKIE,
+        samesite="strict",
         retrieve_user_handler=retrieve_user,
         token_secret=secret,
         default_token_expiration=timedelta(minutes=minutes),
@@ -148,7 +176,7 @@ def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal
         # /metrics: operators' scrapers (``server.api.metrics``; an optional scrape token of its own).
         # Anchored: Litestar searches each pattern anywhere in the path, and "/ws" unanchored
         # would also let /accounts/wsmith/balance or /tables/ws-1/staff past the token (a 500).
-        exclude=["^/auth/(login|register)/?$", "^/schema(/|$)", r"^/asyncapi\.json$", "^/health(/|$)",
+        exclude=["^/auth/(login|register|session)/?$", "^/$", "^/app(/|$)", "^/schema(/|$)", r"^/asyncapi\.json$", "^/health(/|$)",
                  "^/metrics/?$", "^/ws(/|$)"],
     )
 

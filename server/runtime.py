@@ -118,6 +118,7 @@ class TableRuntime:
         self.task: asyncio.Task | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
+        self._timer_due: tuple[str, float] | None = None  # (its command, loop time): the pages' countdown
         self.stopped = False
         self._busy = False  # a batch is being applied and committed
         self._batch: list[Item] = []
@@ -571,17 +572,20 @@ class TableRuntime:
         if timer is None:
             if self._timer:
                 self._timer.cancel()
-            self._timer, self._timer_key = None, None
+            self._timer, self._timer_key, self._timer_due = None, None, None
             return
         if timer.key == self._timer_key:
             return
         if self._timer:
             self._timer.cancel()
         self._timer_key = timer.key
-        self._timer = asyncio.get_running_loop().call_later(max(timer.delay, 0.0), self._fire, timer)
+        loop = asyncio.get_running_loop()
+        name = timer.key.split(":", 1)[0] if callable(timer.command) else event_tag(timer.command)
+        self._timer_due = (name, loop.time() + max(timer.delay, 0.0))
+        self._timer = loop.call_later(max(timer.delay, 0.0), self._fire, timer)
 
     def _fire(self, timer: Timer) -> None:
-        self._timer, self._timer_key = None, None
+        self._timer, self._timer_key, self._timer_due = None, None, None
         if not self.stopped:
             # A callable draws its command when it fires (an RNG result exists only from then).
             command = timer.command() if callable(timer.command) else timer.command
@@ -589,6 +593,15 @@ class TableRuntime:
 
     # ---- views -----------------------------------------------------------------------------
     def snapshot_view(self, who: Principal | None) -> tuple[int, Any]:
-        """The committed state as ``who`` may see it (never a half-applied batch)."""
+        """The committed state as ``who`` may see it (never a half-applied batch), with
+        ``next_automatic``: the command the table's clock sends next and in how many
+        milliseconds (a page's countdown: relative, so no client clock is trusted), or null."""
         engine = self.kind.load(self.committed)
-        return self.seq, self.kind.view(engine, who)
+        view = self.kind.view(engine, who)
+        if isinstance(view, msgspec.Struct):
+            due = None
+            if self._timer_due is not None:
+                left = max(0.0, self._timer_due[1] - asyncio.get_running_loop().time())
+                due = {"command": self._timer_due[0], "in_ms": round(left * 1000)}
+            view = {**msgspec.structs.asdict(view), "next_automatic": due}
+        return self.seq, view

@@ -1,12 +1,15 @@
-"""``/auth``: logging in and a player opening his own account; both answer with a token."""
+"""``/auth``: logging in and a player opening his own account; both answer with a token.
+``/auth/session``: the same login for the web pages, whose token lives in an HttpOnly cookie."""
 
 from __future__ import annotations
 
-from litestar import Controller, Request, post
+from litestar import Controller, Request, Response, delete, post
+from litestar.datastructures import Cookie
 
+from games.errors import GameError
 from server.accounts import AccountService
-from server.api.schemas import IssuedToken, Login, Registration
-from server.auth import Principal, Tokens
+from server.api.schemas import IssuedToken, Login, Registration, Session
+from server.auth import SESSION_COOKIE, Principal, Tokens, same_origin
 
 
 def _issued(tokens: Tokens, who: Principal) -> IssuedToken:
@@ -30,3 +33,26 @@ class AuthController(Controller):
           summary="Open a player account (wallet in the given currency)")
     async def register(self, data: Registration, account_service: AccountService, tokens: Tokens) -> IssuedToken:
         return _issued(tokens, await account_service.register(data.user, data.password, data.currency))
+
+    @post("/session", operation_id="OpenSession", status_code=200,
+          summary="Log in from a web page: the token goes into an HttpOnly, SameSite=Strict cookie",
+          description="For browsers (the pages under /app). The answer names the user, never the token: no "
+                      "script can read it. Sent from another origin it is refused (403 `forbidden`). The "
+                      "same throttle as /auth/login.")
+    async def open_session(self, request: Request, data: Login, account_service: AccountService,
+                           tokens: Tokens) -> Response[Session]:
+        if not same_origin(request.headers):
+            raise GameError("forbidden", "Log in from this casino's own pages.")
+        address = request.client.host if request.client else ""
+        who = await account_service.authenticate(data.user, data.password, address)
+        token, expires = tokens.issue(who)
+        secure = request.url.scheme == "https" or request.headers.get("x-forwarded-proto") == "https"
+        cookie = Cookie(key=SESSION_COOKIE, value=token, path="/", httponly=True, samesite="strict",
+                        secure=secure, max_age=tokens.minutes * 60)
+        return Response(Session(who.id, who.role, expires.isoformat()), cookies=[cookie])
+
+    @delete("/session", operation_id="CloseSession", status_code=204, summary="Log out of the web pages")
+    async def close_session(self) -> Response[None]:
+        return Response(None, status_code=204,
+                        cookies=[Cookie(key=SESSION_COOKIE, value="", path="/", httponly=True, samesite="strict",
+                                        max_age=0)])

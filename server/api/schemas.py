@@ -30,6 +30,15 @@ class Registration(msgspec.Struct, forbid_unknown_fields=True):
     currency: str = "CHF"
 
 
+class Session(msgspec.Struct):
+    """A page's session: who is logged in and until when; the token itself is only in the
+    HttpOnly cookie, never in a body a script could read."""
+
+    user: str
+    role: str
+    expires_at: str
+
+
 class IssuedToken(msgspec.Struct):
     """A bearer token for HTTP and the websocket, and until when it is valid."""
 

@@ -1,0 +1,98 @@
+// The websocket protocol (docs/protocol.md, "Websockets"), as a page uses it: one socket,
+// authenticated by the session cookie on the handshake; every command answered once by its
+// cid; events in seq order; on a dropped connection it reconnects with a growing pause and
+// subscribes again with `since` = the last seq seen, so nothing is missed and nothing twice.
+
+let cids = 0;
+const nextCid = () => `p${Date.now().toString(36)}-${++cids}`;
+
+export class Live {
+  constructor() {
+    this.ws = null;
+    this.tables = new Map(); // table -> {seq, onSnapshot, onEvents}
+    this.waiting = new Map(); // cid -> {resolve, command}
+    this.retry = 250;
+    this.onStatus = () => {};
+    this.connect();
+  }
+
+  connect() {
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+    const ws = new WebSocket(url, ["casino.v1"]);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.retry = 250;
+      this.onStatus("connected");
+      for (const [table, t] of this.tables) this.sendSubscribe(table, t);
+    };
+    ws.onmessage = (m) => this.receive(JSON.parse(m.data));
+    ws.onclose = (e) => {
+      if (this.ws !== ws) return;
+      this.onStatus(e.code === 4001 || e.code === 4003 ? "logged-out" : "reconnecting");
+      // Commands in flight get no answer on this socket: sent again with the same cid after
+      // reconnecting, they are answered once (the table applies a cid at most once).
+      if (e.code === 4001 || e.code === 4003) return;
+      setTimeout(() => this.connect(), this.retry);
+      this.retry = Math.min(this.retry * 2, 5000);
+    };
+  }
+
+  send(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  sendSubscribe(table, t) {
+    const frame = { type: "subscribe", cid: nextCid(), table };
+    if (t.seq !== null) frame.since = t.seq;
+    this.send(frame);
+    for (const [cid, w] of this.waiting) if (w.table === table) this.send(w.frame);
+  }
+
+  // Follow a table: onSnapshot(snapshot frame), then onEvents(list of {seq, round, event}).
+  subscribe(table, onSnapshot, onEvents) {
+    const t = { seq: null, onSnapshot, onEvents };
+    this.tables.set(table, t);
+    this.sendSubscribe(table, t);
+  }
+
+  // Play a command at a table: resolves to the answer frame ({type: "accepted"} or
+  // {type: "rejected", code, message}); never rejects.
+  play(table, command) {
+    const cid = nextCid();
+    const frame = { type: "play", cid, table, command };
+    return new Promise((resolve) => {
+      this.waiting.set(cid, { resolve, frame, table });
+      this.send(frame);
+    });
+  }
+
+  receive(msg) {
+    if (msg.type === "accepted" || msg.type === "rejected") {
+      const w = this.waiting.get(msg.cid);
+      if (w) {
+        this.waiting.delete(msg.cid);
+        w.resolve(msg);
+      } else if (msg.type === "rejected" && this.onRefusal) {
+        this.onRefusal(msg);
+      }
+      return;
+    }
+    if (msg.type === "snapshot") {
+      const t = this.tables.get(msg.table);
+      if (!t) return;
+      t.seq = msg.seq;
+      t.onSnapshot(msg);
+      return;
+    }
+    if (msg.type === "events") {
+      const t = this.tables.get(msg.table);
+      if (!t) return;
+      const fresh = msg.events.filter((e) => t.seq === null || e.seq > t.seq);
+      if (!fresh.length) return;
+      t.seq = fresh[fresh.length - 1].seq;
+      t.onEvents(fresh);
+      return;
+    }
+    if (msg.type === "error" && this.onError) this.onError(msg);
+  }
+}
