@@ -9,8 +9,8 @@ import os
 import secrets
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import msgspec
 from argon2 import PasswordHasher
@@ -176,8 +176,9 @@ def make_jwt_auth(secret: str, minutes: int, retrieve_user) -> JWTAuth[Principal
         # /metrics: operators' scrapers (``server.api.metrics``; an optional scrape token of its own).
         # Anchored: Litestar searches each pattern anywhere in the path, and "/ws" unanchored
         # would also let /accounts/wsmith/balance or /tables/ws-1/staff past the token (a 500).
-        exclude=["^/auth/(login|register|session)/?$", "^/$", "^/app(/|$)", "^/schema(/|$)", r"^/asyncapi\.json$", "^/health(/|$)",
-                 "^/metrics/?$", "^/ws(/|$)"],
+        # (POST /auth/session, the pages' login, is excluded by its handler's opt; DELETE is not.)
+        exclude=["^/auth/(login|register)/?$", "^/$", "^/app(/|$)", "^/schema(/|$)", r"^/asyncapi\.json$",
+                 "^/health(/|$)", "^/metrics/?$", "^/ws(/|$)"],
     )
 
 

@@ -131,6 +131,8 @@ def document_refusals(app: Litestar) -> None:
                 statuses.add(409)
             if route.path == "/auth/login":
                 statuses |= {401, 429}
+            if route.path == "/auth/session":  # the pages' login (and from another origin: 403), and logout
+                statuses |= {401, 403, 429}
             handler.responses = {
                 **{status: ResponseSpec(ProblemDetails, description=_REFUSALS[status], media_type=MEDIA_TYPE,
                                         generate_examples=False)

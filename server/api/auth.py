@@ -34,7 +34,7 @@ class AuthController(Controller):
     async def register(self, data: Registration, account_service: AccountService, tokens: Tokens) -> IssuedToken:
         return _issued(tokens, await account_service.register(data.user, data.password, data.currency))
 
-    @post("/session", operation_id="OpenSession", status_code=200,
+    @post("/session", operation_id="OpenSession", status_code=200, opt={"exclude_from_auth": True},
           summary="Log in from a web page: the token goes into an HttpOnly, SameSite=Strict cookie",
           description="For browsers (the pages under /app). The answer names the user, never the token: no "
                       "script can read it. Sent from another origin it is refused (403 `forbidden`). The "
@@ -51,8 +51,10 @@ class AuthController(Controller):
                         secure=secure, max_age=tokens.minutes * 60)
         return Response(Session(who.id, who.role, expires.isoformat()), cookies=[cookie])
 
-    @delete("/session", operation_id="CloseSession", status_code=204, summary="Log out of the web pages")
-    async def close_session(self) -> Response[None]:
-        return Response(None, status_code=204,
-                        cookies=[Cookie(key=SESSION_COOKIE, value="", path="/", httponly=True, samesite="strict",
-                                        max_age=0)])
+    @delete("/session", operation_id="CloseSession", status_code=204, summary="Log out of the web pages",
+            description="Clears the session cookie (the caller must be logged in: 401 otherwise, when the "
+                        "cookie is useless anyway).",
+            response_cookies=[Cookie(key=SESSION_COOKIE, value="", path="/", httponly=True, samesite="strict",
+                                     max_age=0)])
+    async def close_session(self) -> None:
+        return None

@@ -73,7 +73,9 @@ ROUTES = [
     ("POST", "/tournaments/{tournament_id}/commands", lambda: {"command": {"type": "pause"}}, {"director"}),
 ]
 CUP = {"name": "Matrix Cup", "buy_in": 10_000, "starts_at": 2_000_000_000}
-PUBLIC = {("POST", "/auth/login"), ("POST", "/auth/register")}
+# Open to anyone: logging in (a token, or the pages' session cookie: test_pages_session_e2e.py)
+# and logging out of the pages.
+PUBLIC = {("POST", "/auth/login"), ("POST", "/auth/register"), ("POST", "/auth/session"), ("DELETE", "/auth/session")}
 
 
 async def _wallets(db_url: str) -> dict[str, tuple]:
