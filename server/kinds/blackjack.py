@@ -86,7 +86,9 @@ class BlackjackKind(GameKind):
     def default_currency(self, profile: str) -> str:
         return load_profile(profile).currency
 
-    def new_engine(self, table: TableInfo) -> BlackjackTable:
+    @staticmethod
+    def _profile(table: TableInfo) -> Any:
+        """The table's rules: its house's profile, in its currency, with its shoe."""
         p = load_profile(table.profile)
         if p.currency != table.currency:
             p = msgspec.structs.replace(p, currency=table.currency)
@@ -95,6 +97,10 @@ class BlackjackKind(GameKind):
             raise GameError("invalid_settings", f"decks is a whole number of decks, {p.min_decks} to 8.")
         if decks != p.decks:  # the cut card as far from the end, in proportion
             p = msgspec.structs.replace(p, decks=decks, cut_card_from_end=p.cut_card_from_end * decks // p.decks)
+        return p
+
+    def new_engine(self, table: TableInfo) -> BlackjackTable:
+        p = self._profile(table)
         self.accounts(table)  # points exactly at a tournament's table (``server.money.accounts_for``)
         tournament = "tournament" in table.settings
         cur = currency(table.currency)
@@ -177,7 +183,7 @@ class BlackjackKind(GameKind):
         return revealed(shoe)
 
     def _random_cut(self, table: TableInfo) -> int:
-        p = load_profile(table.profile)
+        p = self._profile(table)  # (the table's shoe: a tournament's may be smaller than its house's)
         return random_cut(p, p.cards)
 
     def next_timer(self, engine: BlackjackTable, table: TableInfo, settings: Any) -> Timer | None:
