@@ -1,7 +1,9 @@
 """A real headless Chromium for the web pages (``server/web/``): Debian's ``chromium``
 (installed by ``./dev test``), driven by Playwright for Python pointed at that executable
-(no browser download). Import the fixtures into a test module:
-``from helpers.browser import browser, open_page  # noqa: F401``."""
+(no browser download). ``tests/server/conftest.py`` offers the fixtures to every server test.
+
+The pages' Content-Security-Policy allows no eval: give ``page.wait_for_function`` a function
+(``"() => window.x > 1"``), never a bare expression (Playwright would eval it)."""
 
 from __future__ import annotations
 

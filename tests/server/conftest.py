@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from helpers.browser import browser, open_page  # noqa: F401  (the page tests' fixtures: a real Chromium)
 from helpers.databases import new_database
 from loadtest.server_process import free_port, spawn_server
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.browser import browser, open_page, screenshot  # noqa: F401
+from helpers.browser import screenshot
 
 from .conftest import PASSWORD
 

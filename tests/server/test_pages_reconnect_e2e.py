@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from helpers.browser import Pages, browser  # noqa: F401
+from helpers.browser import Pages
 
 from .conftest import PASSWORD, Floor, ServerProcess
 
@@ -27,7 +27,7 @@ FOLLOW = """async (table) => {
 }"""
 
 
-async def test_a_page_resumes_from_its_last_seq_after_the_server_is_killed(db_url, tmp_path, browser):  # noqa: F811
+async def test_a_page_resumes_from_its_last_seq_after_the_server_is_killed(db_url, tmp_path, browser):
     srv = ServerProcess(db_url, tmp_path)
     srv.start()
     pages = Pages(browser, srv.url)
