@@ -58,7 +58,9 @@ export function say(text, kind = "info") {
   let bar = $("#messages");
   if (!bar) {
     bar = h("div", { id: "messages", role: "status", "aria-live": "polite" });
-    document.body.prepend(bar);
+    const top = $("header.top");
+    if (top) top.after(bar);
+    else document.body.prepend(bar);
   }
   bar.replaceChildren(h("div", { class: `msg ${kind}` }, text));
 }
