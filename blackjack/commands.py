@@ -142,10 +142,12 @@ class CloseBets(_Command, tag="close_bets", frozen=True):
 
 
 class SetLimits(_Command, tag="set_limits", frozen=True):
-    """New table minimum and maximum, in force from the next round."""
+    """New table minimum and maximum, in force from the next round; ``reason`` goes into the
+    limits' history and the audit."""
 
     min_bet: Amount
     max_bet: Amount
+    reason: Text = ""
 
 
 class CloseTable(_Command, tag="close_table", frozen=True):

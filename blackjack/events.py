@@ -77,11 +77,13 @@ class RoundOpened(_Ev, tag="round_opened", frozen=True):
     button: int  # 0: the profile has no button
 
 
-class LimitsChanged(_Ev, tag="limits_changed", frozen=True):
+class LimitsChanged(_Ev, tag="limits_changed", frozen=True, omit_defaults=True):
     by: str
     min_bet: int
     max_bet: int
     from_round: int
+    # (omitted when empty: an event stored before it existed replays byte for byte)
+    reason: str = ""
 
 
 class BetsClosed(_Ev, tag="bets_closed", frozen=True):

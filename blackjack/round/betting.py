@@ -92,7 +92,8 @@ def set_limits(s: TableState, cmd: C.SetLimits, actor: Actor, out: Out) -> None:
     check_limits(s.profile, cmd.min_bet, cmd.max_bet)
     s.next_limits = [cmd.min_bet, cmd.max_bet]
     nxt = s.round + 1 if s.phase in ROUND_PHASES or s.phase == Phase.BETTING else s.round
-    out.append(E.LimitsChanged(by=actor.id, min_bet=cmd.min_bet, max_bet=cmd.max_bet, from_round=nxt))
+    out.append(E.LimitsChanged(by=actor.id, min_bet=cmd.min_bet, max_bet=cmd.max_bet, from_round=nxt,
+                               reason=cmd.reason))
 
 
 # -- bets -----------------------------------------------------------------------------------

@@ -237,7 +237,7 @@ class BlackjackKind(GameKind):
         return TableLimits(table.currency, s.min_bet, s.max_bet)
 
     def limits_changes(self, events: list[Any], table: TableInfo) -> list[tuple[Any, int, str, str]]:
-        return [(TableLimits(table.currency, e.min_bet, e.max_bet), e.from_round, e.by, "")
+        return [(TableLimits(table.currency, e.min_bet, e.max_bet), e.from_round, e.by, e.reason)
                 for e in events if isinstance(e, E.LimitsChanged)]
 
     def limits_command(self, engine: BlackjackTable, who: Principal, minimum: int, maximum: int | None,
@@ -246,7 +246,7 @@ class BlackjackKind(GameKind):
             raise GameError("invalid_limits", "A blackjack table needs a minimum and a maximum.")
         if maxima:
             raise GameError("invalid_limits", "A blackjack table has one minimum and one maximum, no 'maxima'.")
-        return C.SetLimits(min_bet=minimum, max_bet=maximum)
+        return C.SetLimits(min_bet=minimum, max_bet=maximum, reason=reason)
 
     def seated(self, engine: BlackjackTable) -> list[str]:
         return [p for p in engine.state.seats[1:] if p]

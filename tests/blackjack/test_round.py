@@ -373,3 +373,16 @@ def play_out(h):
             continue
         b = h.s.boxes[h.s.turn_box]
         h.act(b.holder, C.Stand, b.number, h.s.turn_hand)
+
+
+def test_a_limits_change_carries_its_reason_and_an_old_event_replays_unchanged(table):
+    """The reason reaches the event (the limits' history and the audit read it there); an
+    event without one encodes exactly as one stored before the field existed."""
+    import msgspec
+
+    h = table("campione", "")
+    h.do(C.SetLimits(min_bet=2000, max_bet=20000, reason="evening"), by=Actor("chef", "chef"))
+    assert h.of(E.LimitsChanged)[-1].reason == "evening"
+    old = E.LimitsChanged(by="chef", min_bet=2000, max_bet=20000, from_round=2)
+    assert msgspec.json.decode(msgspec.json.encode(old)) == {
+        "type": "limits_changed", "by": "chef", "min_bet": 2000, "max_bet": 20000, "from_round": 2}

@@ -62,7 +62,7 @@ async def test_a_director_runs_the_pit_and_a_player_gets_nothing(server, floor, 
         history = await director.request("GET", "/tables/pgp-bj/limits")
         last = history[-1]
         assert (last["limits"]["minimum"], last["limits"]["maximum"]) == (1_500, 15_000)
-        assert last["changed_by"] == "pgp-director"  # (a blackjack table's change keeps no reason: SetLimits has none)
+        assert last["changed_by"] == "pgp-director" and last["reason"] == "evening"
         await page.wait_for_selector("#pit-tables tr[data-table=pgp-bj] td.limits:has-text('CHF 15.00 – CHF 150.00')")
         await page.wait_for_selector("#audit td:has-text('table.set_limits')")
         await screenshot(page, "pit")
