@@ -31,7 +31,7 @@ from server.deps import DEPENDENCIES
 from server.echo import echo_routes
 from server.edge import EdgeText, check_body
 from server.manager import TableManager
-from server.pages import PAGE_ROUTES
+from server.pages import PAGE_ROUTES, no_store
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
 from server.store.limits import LimitsStore
@@ -117,6 +117,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         logging_config=logs.litestar_config(),
         exception_handlers={Exception: problem_handler},
         before_request=check_body,
+        after_request=no_store,
         middleware=[EdgeText()],
         openapi_config=OpenAPIConfig(title="casino", version="1", path="/schema",
                                      render_plugins=[SwaggerRenderPlugin()]),

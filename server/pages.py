@@ -32,6 +32,16 @@ SECURITY_HEADERS = {
 
 async def _secure(response: Response) -> Response:
     response.headers.update(SECURITY_HEADERS)
+    # Revalidated every time (the ETag makes that cheap): a deploy's new scripts are used at once.
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+async def no_store(response: Response) -> Response:
+    """The API's answers (balances, statements, views) are never kept by a browser or a
+    proxy: a shared terminal's back button or cache shows nobody's money. (The pages'
+    files have their own rule, ``_secure``: Litestar uses the nearest layer's hook.)"""
+    response.headers.setdefault("Cache-Control", "no-store")
     return response
 
 

@@ -32,6 +32,7 @@ from server.auth import Principal
 from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.money import open_refs
+from server.policy import ASSIGNED_ROLES
 from server.presence import Presence
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
 from server.resources import Resources
@@ -604,4 +605,6 @@ class TableRuntime:
                 left = max(0.0, self._timer_due[1] - asyncio.get_running_loop().time())
                 due = {"command": self._timer_due[0], "in_ms": round(left * 1000)}
             view = {**msgspec.structs.asdict(view), "next_automatic": due}
+            if who is not None and who.role in ASSIGNED_ROLES and who.id not in self.info.staff:
+                view["legal"] = []  # (the server's rule on top of the engine's: staff act where assigned)
         return self.seq, view

@@ -31,7 +31,10 @@ export class Live {
       this.onStatus(e.code === 4001 || e.code === 4003 ? "logged-out" : "reconnecting");
       // Commands in flight get no answer on this socket: sent again with the same cid after
       // reconnecting, they are answered once (the table applies a cid at most once).
-      if (e.code === 4001 || e.code === 4003) return;
+      if (e.code === 4001 || e.code === 4003) {  // the login is gone: log in again, then come back
+        location.href = "/app/?next=" + encodeURIComponent(location.pathname + location.search);
+        return;
+      }
       setTimeout(() => this.connect(), this.retry);
       this.retry = Math.min(this.retry * 2, 5000);
     };

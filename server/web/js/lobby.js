@@ -80,7 +80,7 @@ async function tablesPanel(me) {
 
 async function walletPanel(me) {
   const currency = params.get("currency") || me.currency;
-  const statement = await api("GET", `/accounts/${encodeURIComponent(me.id)}/statement?currency=${currency}`)
+  const statement = await api("GET", `/accounts/${encodeURIComponent(me.id)}/statement?currency=${encodeURIComponent(currency)}`)
     .catch(() => api("GET", `/accounts/${encodeURIComponent(me.id)}/statement`));
   const b = me.balance || {};
   const lines = statement.slice(-25).reverse().map((s) => h("tr", {},

@@ -87,7 +87,8 @@ export function topBar(me, title) {
   }
   links.push(h("a", { href: "/app/tournaments.html" }, "Tournaments"));
   const out = h("button", {
-    class: "link", onclick: async () => { await logout(); location.href = "/app/"; },
+    // (a session already gone answers 401: the person still lands on the login)
+    class: "link", onclick: async () => { try { await logout(); } catch { /* gone already */ } location.href = "/app/"; },
   }, "Log out");
   const bar = h("header", { class: "top" },
     h("strong", { class: "brand" }, "Casino"), h("span", { class: "title" }, title),
