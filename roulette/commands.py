@@ -32,8 +32,24 @@ MAX_SOCIETA = 64  # members of one società
 
 # (msgspec makes only a class's own fields keyword-only, and a type checker reads
 # ``frozen`` per class: each command repeats both options of the base.)
+# An RNG spin's secret: 32 bytes as 64 lowercase hex digits (``roulette.fair``), or none.
+Seed = Annotated[str, msgspec.Meta(max_length=64, pattern="^([0-9a-f]{64})?$")]
+
+
 class OpenSpin(GameCommand, tag="open_spin", frozen=True, kw_only=True):
-    """"Faites vos jeux": opens the table, or the next spin after a settlement."""
+    """"Faites vos jeux": opens the table, or the next spin after a settlement. At an RNG
+    table the server puts the spin's secret ``seed`` in (never a client: ``server.kinds``):
+    the table publishes its commitment, and the result must be the number it gives."""
+
+    seed: Seed = ""
+
+
+class RefundSpin(GameCommand, tag="refund_spin", frozen=True, kw_only=True):
+    """The open spin ends without a number: every bet placed on it comes back and its
+    committed seed is revealed. The server's after a crash cut a spin off while it took
+    bets (its players may be gone); the director's for a wheel that cannot be launched."""
+
+    reason: Text
 
 
 class PlaceBet(GameCommand, tag="place_bet", frozen=True, kw_only=True):
@@ -163,7 +179,7 @@ Command = (
     OpenSpin | PlaceBet | PlaceAnnounced | SameAgain | WithdrawBet | LaunchBall
     | AcceptLate | RefuseLate | NoMoreBets | Result | VoidSpin | LastSpin | Suspend
     | CloseTable | ChoosePartage | SetPartagePreference | MovePrisoner | RegisterSocieta
-    | ChangeSettings | RaiseLimit | MarkUnclaimed
+    | ChangeSettings | RaiseLimit | MarkUnclaimed | RefundSpin
 )  # fmt: skip
 # Each command's wire tag (``type``), in the union's order: the vocabulary of the phase
 # table (``roulette.phases``), the role rules (``roulette.roles``) and ``legal_commands``.

@@ -35,7 +35,7 @@ from games.wagers import ChipsUnclaimed, WagerSettled, WagerVoided
 
 from . import commands as C
 from . import events as E
-from . import phases, roles, staking
+from . import fair, phases, roles, staking
 from .layout import KIND_LABELS, colour, parse_spot
 from .limits import TableSettings, check_change, check_settings, default_settings, raise_maximum
 from .phases import Phase
@@ -177,6 +177,7 @@ class RouletteTable:
 
     def _return_everything(self, reason: str) -> Events:
         s = self.state
+        s.seed = s.commitment = ""  # (a spin suspended or closed never comes: nothing to reveal)
         out = self._refuse_all_late(reason)
         out += [WagerVoided(b.wager, b.player, b.amount, reason) for b in s.bets]
         s.bets = []
@@ -189,12 +190,36 @@ class RouletteTable:
 
     def _open_spin(self, c: C.OpenSpin, actor: Actor) -> Events:
         s = self.state
+        if c.seed and s.settings.live:
+            raise GameError("seed_not_allowed", "A live wheel's number is the ball's: no seed is committed to.")
         s.spin += 1
         if s.pending_settings is not None:
             s.settings, s.pending_settings = s.pending_settings, None
         s.phase = Phase.OPEN
         s.last_paid = {}
-        return [E.SpinOpened(s.spin, s.settings, [b.wager for b in s.bets if b.prison])]
+        # An RNG spin: its number is fixed now (roulette.fair), and only the commitment is published.
+        s.seed, s.commitment = c.seed, fair.commitment(c.seed) if c.seed else ""
+        return [E.SpinOpened(s.spin, s.settings, [b.wager for b in s.bets if b.prison], s.commitment)]
+
+    def committed_number(self) -> int | None:
+        """The number the open spin's seed gives (an RNG spin), or None (a live wheel)."""
+        s = self.state
+        return fair.spin_number(s.seed, s.table, s.spin) if s.seed else None
+
+    def _refund_spin(self, c: C.RefundSpin, actor: Actor) -> Events:
+        if not c.reason:
+            raise GameError("missing_reason", "Say why the spin is refunded.")
+        s = self.state
+        mine = [b for b in s.bets if not b.prison]  # this spin's bets; prisoners wait for the next
+        out = self._refuse_all_late(c.reason)
+        out += [WagerVoided(b.wager, b.player, b.amount, "refunded") for b in mine]
+        s.bets = [b for b in s.bets if b.prison]
+        self._reindex()
+        s.placed = {}
+        out.append(E.SpinRefunded(s.spin, c.reason, actor.id, s.commitment, s.seed))
+        s.seed = s.commitment = ""
+        s.phase = Phase.SETTLED
+        return out
 
     def _place_bet(self, c: C.PlaceBet, actor: Actor) -> Events:
         player, stakes = roles.named(c.player, actor), [Stake(c.spot, c.amount)]
@@ -270,11 +295,16 @@ class RouletteTable:
         if c.ball_direction == "same":
             return self._void("the ball turned the same way as the wheel (Art. 10)")
         number = c.number
+        if s.seed and number != fair.spin_number(s.seed, s.table, s.spin):
+            raise GameError("not_committed_number", f"Spin {s.spin} is committed to another number than {number}.")
         policy = s.settings.prison_on_zero
         partage = frozenset(s.partage_players)
         last = s.derniere_spin == s.spin
         outcomes = settle(s.bets, number, policy, partage, last=last)
         out: Events = [E.SpinResult(s.spin, number, colour(number), c.source, s.bets, policy, sorted(partage), last)]
+        if s.seed:
+            out.append(E.SpinRevealed(s.spin, number, s.commitment, s.seed))
+            s.seed = s.commitment = ""
         remaining: list[Bet] = []
         paid: defaultdict[str, int] = defaultdict(int)
         staked = returned = won = 0
@@ -433,6 +463,7 @@ _HANDLERS: dict[type[Any], Callable[[RouletteTable, Any, Actor], Events]] = {
     C.ChangeSettings: RouletteTable._change_settings,
     C.RaiseLimit: RouletteTable._raise_limit,
     C.MarkUnclaimed: RouletteTable._mark_unclaimed,
+    C.RefundSpin: RouletteTable._refund_spin,
 }
 
 if TYPE_CHECKING:  # the engine contract every game keeps (games.engine), checked by mypy

@@ -16,10 +16,13 @@ class _Ev(msgspec.Struct, frozen=True, tag_field="type"):
     pass
 
 
-class SpinOpened(_Ev, tag="spin_opened", frozen=True):
+# (``omit_defaults``: where a field was added later, an event without it encodes as one
+# stored before it existed, so stored events replay byte for byte.)
+class SpinOpened(_Ev, tag="spin_opened", frozen=True, omit_defaults=True):
     spin: int
     settings: TableSettings  # in force for this spin
     prisoners: list[str]  # wagers carried over en prison
+    commitment: str = ""  # an RNG spin: sha256 of its secret seed (roulette.fair), before any bet
 
 
 class Piece(msgspec.Struct, frozen=True):
@@ -100,6 +103,29 @@ class SpinResult(_Ev, tag="spin_result", frozen=True):
     partage_players: list[str]
     # La dernière: nothing can stay en prison, a zero splits the simple chances (partage).
     last_spin: bool = False
+
+
+class SpinRevealed(_Ev, tag="spin_revealed", frozen=True):
+    """Right after an RNG spin's result: the seed its commitment hid, so anyone checks that
+    sha256(seed) is the commitment published at ``spin_opened`` and that the seed gives the
+    number (``roulette.fair.verify``, ``casino verify``). (Who entered a live wheel's number
+    is the result event's actor, stored with it, and the audit log's.)"""
+
+    spin: int
+    number: int
+    commitment: str
+    seed: str
+
+
+class SpinRefunded(_Ev, tag="spin_refunded", frozen=True):
+    """The open spin ended without a number (``refund_spin``): each of its bets came back
+    (``wager_voided``, before this event); its seed, if it had one, is revealed."""
+
+    spin: int
+    reason: str
+    by: str
+    commitment: str
+    seed: str
 
 
 class WagerImprisoned(_Ev, tag="wager_imprisoned", frozen=True):
@@ -188,5 +214,5 @@ Event = (
     | BallLaunched | BetsClosed | SpinVoided | SpinResult | WagerImprisoned | PrisonerStays
     | SpinSettled | PrisonerMoved | PartagePreferenceSet | LastSpinAnnounced
     | TableSuspended | TableClosed | SettingsAnnounced | LimitRaised | SocietaRegistered
-    | ChipsUnclaimed
+    | ChipsUnclaimed | SpinRefunded | SpinRevealed
 )  # fmt: skip

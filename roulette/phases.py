@@ -10,6 +10,7 @@ same path (Art. 9-15)::
                         |                                                 |
                         +-- open_spin -- settled <------- result ---------+
 
+    refund_spin:  open -> settled, every bet of the spin returned, no number
     close_table:  any phase but closed -> closed (so does la dernière's result)
     suspend:      open, launched, no_more_bets, settled -> suspended
     open_spin:    suspended -> open (the director alone)
@@ -60,7 +61,7 @@ ALLOWED: dict[Phase, frozenset[str]] = {
     Phase.CLOSED: frozenset(("open_spin", "mark_unclaimed", *_ANY_TIME)),
     Phase.OPEN: frozenset((
         "place_bet", "place_announced", "same_again", "withdraw_bet", "choose_partage", "move_prisoner",
-        "launch_ball", "last_spin", "suspend", "close_table", "mark_unclaimed", *_ANY_TIME,
+        "launch_ball", "last_spin", "suspend", "close_table", "mark_unclaimed", "refund_spin", *_ANY_TIME,
     )),
     Phase.LAUNCHED: frozenset((
         "place_bet", "place_announced", "same_again", "choose_partage", "move_prisoner",
@@ -91,6 +92,7 @@ WHY: dict[str, Refusal] = {
     "no_more_bets": Refusal("wrong_phase", "Rien ne va plus is called while the ball is running."),
     "result": Refusal("wrong_phase", "The result is entered after rien ne va plus."),
     "void_spin": Refusal("wrong_phase", "Only a spin whose ball is running can be declared void."),
+    "refund_spin": Refusal("wrong_phase", "Only a spin open for bets, its ball not launched, can be refunded."),
     "last_spin": Refusal("table_closed", "The table is not playing."),
     "suspend": Refusal("wrong_phase", "The table is not playing."),
     "close_table": Refusal("table_closed", "The table is already closed."),

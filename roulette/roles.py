@@ -14,8 +14,9 @@ One role vocabulary for every game (``games.commands``): ``player``, ``croupier`
   RNG table.
 * The server (``system``) does only what the house does without a person, and only at an
   RNG table (``SYSTEM``): its clock opens the next spin and runs the wheel, and after a
-  crash it voids the spin cut off. A timer never stakes, restates, decides a late bet,
-  registers, suspends, closes or changes limits.
+  crash it settles the spin cut off on its committed number, or refunds one still open. A
+  timer never stakes, restates, decides a late bet, registers, suspends, closes or changes
+  limits. Refunding an open spin is otherwise the director's.
 
 These rules are checked before the phase (``roulette.phases``): a refusal that says "not
 you" comes first.
@@ -64,11 +65,12 @@ CONSOLE: dict[str, Console] = {
     "close_table": Console("chef", "close the table"),  # the same
     "change_settings": Console("director", "change the table's limits"),
     "raise_limit": Console("director", "raise a maximum"),
+    "refund_spin": Console("director", "refund the open spin"),
 }
 RESUME = Console("director", "resume a suspended table")  # open_spin at a suspended table
 DIREZIONE = frozenset(("suspend", "close_table"))  # Art. 15
 WHEEL = frozenset(("launch_ball", "no_more_bets", "result", "void_spin"))
-SYSTEM = frozenset(("open_spin", *WHEEL))
+SYSTEM = frozenset(("open_spin", "refund_spin", *WHEEL))
 
 
 def actor_refusal(actor: object) -> GameError | None:

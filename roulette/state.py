@@ -64,3 +64,7 @@ class RouletteState(msgspec.Struct, kw_only=True):
     societa: dict[str, list[str]] = msgspec.field(default_factory=dict)
     last_paid: dict[str, int] = msgspec.field(default_factory=dict)  # last spin, per player
     derniere_spin: int = 0  # la dernière: the spin after which the table closes (0: none)
+    # An RNG spin's secret and its published commitment (``roulette.fair``), from the open
+    # to the result; the seed is never in a view.
+    seed: str = ""
+    commitment: str = ""

@@ -28,6 +28,8 @@ class TableView(msgspec.Struct, frozen=True):
     # The command types (``type`` tags) the viewer may send now, by the phase table and the
     # role rules (``RouletteTable.legal_commands``); empty for a watcher.
     legal: list[str] = msgspec.field(default_factory=list)
+    # An RNG spin's commitment (sha256 of its secret seed), published before any bet.
+    commitment: str = ""
 
 
 def table_view(s: RouletteState, viewer: str | None, legal_commands: list[str]) -> TableView:
@@ -48,4 +50,5 @@ def table_view(s: RouletteState, viewer: str | None, legal_commands: list[str]) 
         viewer_staked=sum(b.amount for b in s.bets if b.player == viewer),
         viewer_partage=viewer in s.partage_players,
         legal=legal_commands,
+        commitment=s.commitment,
     )

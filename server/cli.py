@@ -17,6 +17,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("rtp", "roulette"), "tools.roulette_odds_cli", "exact return to player of every roulette bet"),
     (("rtp", "blackjack"), "tools.blackjack_odds_cli", "return of blackjack side bets and the main game"),
     (("simulate", "blackjack"), "tools.blackjack_simulate_cli", "play basic strategy through the engine"),
+    (("verify",), "server.verify_cli", "check an RNG roulette spin against its commitment (provably fair)"),
     (("tournament",), "server.tournament_cli", "create and run a blackjack tournament or Sit&Go (via the API)"),
     (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
     (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from games.cards import full_shoe
 from games.rng import Rng, SystemRng, shuffled
+from roulette import fair
 from roulette.draw import POCKETS, draw_number
 from roulette.layout import RED
 
@@ -163,6 +164,14 @@ DOZENS = (ZERO, *(frozenset(range(12 * d + 1, 12 * d + 13)) for d in range(3)))
 COLUMNS = (ZERO, *(frozenset(range(c, 37, 3)) for c in (1, 2, 3)))
 
 
+def committed_spin(rng: Rng) -> int:
+    """An RNG spin as the server makes it now (provably fair, ``roulette.fair``): a fresh
+    32-byte seed from ``rng`` (the server: ``secrets.token_hex(32)``), then the number the
+    seed gives by HMAC-SHA256 and rejection sampling."""
+    seed = bytes(rng.randbelow(256) for _ in range(fair.SEED_BYTES)).hex()
+    return fair.spin_number(seed, "fairness", 1)
+
+
 class SpinReport(NamedTuple):
     spins: int
     counts: list[int]  # per number 0-36
@@ -259,6 +268,7 @@ def shoe_test(
 # -- the long form ------------------------------------------------------------------------------
 
 LONG_SPINS = 10_000_000
+LONG_COMMITTED_SPINS = 2_000_000  # (a seed of 32 draws and an HMAC each: slower)
 LONG_SHOES = ((6, 26, 100_000), (4, 26, 100_000), (1, 52, 200_000))  # (decks, buckets, shoes)
 
 
@@ -266,9 +276,9 @@ def _line(name: str, r: ChiSquare) -> str:
     return f"  {name:<34} chi2 = {r.statistic:12.2f}  df = {r.df:5d}  p = {r.p_value:.4f}"
 
 
-def spin_lines(r: SpinReport) -> list[str]:
+def spin_lines(r: SpinReport, draw: str = "roulette.draw.draw_number") -> list[str]:
     return [
-        f"spins: {r.spins:,} with roulette.draw.draw_number",
+        f"spins: {r.spins:,} with {draw}",
         _line("numbers (37 cells)", r.numbers),
         _line("red / black / green", r.colours),
         _line("zero + dozens", r.dozens),
@@ -296,6 +306,10 @@ def main() -> None:
     print(f"source: games.rng.SystemRng (secrets.randbelow, os.urandom); {time.strftime('%Y-%m-%d')}")
     start = time.perf_counter()
     print("\n".join(spin_lines(spin_test(LONG_SPINS))))
+    print(f"  time: {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    committed = spin_test(LONG_COMMITTED_SPINS, draw=committed_spin)
+    print("\n".join(spin_lines(committed, "a fresh seed each, roulette.fair.spin_number (what RNG tables use)")))
     print(f"  time: {time.perf_counter() - start:.1f} s")
     for decks, buckets, shoes in LONG_SHOES:
         start = time.perf_counter()

@@ -9,6 +9,7 @@ clock, crash recovery) or as the director who asked (``close_command``,
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import msgspec
@@ -18,7 +19,7 @@ from games.errors import GameError
 from games.rng import SystemRng
 from roulette import commands as C
 from roulette import events as E
-from roulette import roles
+from roulette import fair, roles
 from roulette.draw import draw_number
 from roulette.engine import RouletteTable
 from roulette.limits import default_settings
@@ -80,12 +81,22 @@ class RouletteKind(GameKind):
                 raise GameError("not_your_seat", "You can only play for yourself.")
             return command
         staff_check(who, table)
+        if isinstance(command, C.OpenSpin) and command.seed:
+            raise GameError("seed_not_allowed", "The server draws an RNG spin's secret; nobody sends one.")
         if table.mode == "rng" and isinstance(command, RNG_ONLY_SERVER):
             raise GameError("rng_table", "At an RNG table the server runs the wheel and only players stake.")
         action = AUTHORISED.get(type(command))
         if action is not None:  # never the client's word: the recorded authorisation, if any
             director = table.authorised_by(who.id, action) if who.role == "chef" else ""
             return msgspec.structs.replace(command, authorised_by=director)
+        return command
+
+    def draw(self, engine: RouletteTable, command: Any) -> Any:
+        """An RNG spin's secret, drawn as it opens (``roulette.fair``): from then on its number
+        is fixed, and only the commitment is published. Logged with the command, so a replay
+        after a crash opens the same spin with the same secret."""
+        if isinstance(command, C.OpenSpin) and not engine.state.settings.live:
+            return msgspec.structs.replace(command, seed=secrets.token_hex(fair.SEED_BYTES))
         return command
 
     def next_timer(self, engine: RouletteTable, table: TableInfo, settings: Any) -> Timer | None:
@@ -100,17 +111,31 @@ class RouletteKind(GameKind):
         if s.phase == "launched":
             return Timer(f"close:{s.spin}", min(2.0, settings.pause_seconds), C.NoMoreBets())
         if s.phase == "no_more_bets":
-            spin = s.spin
+            spin, committed = s.spin, engine.committed_number()
+            if committed is not None:  # the number its seed fixed when the spin opened
+                return Timer(f"result:{spin}", min(2.0, settings.pause_seconds),
+                             C.Result(number=committed, source="rng"))
+            # (a spin opened before spins had seeds: drawn when the timer fires)
             return Timer(f"result:{spin}", min(2.0, settings.pause_seconds),
                          lambda: C.Result(number=draw_number(_rng), source="rng"))
         return None
 
     def recover(self, engine: RouletteTable, table: TableInfo) -> tuple[list[Any], str]:
         s: RouletteState = engine.state
+        committed = engine.committed_number()
+        if table.mode == "rng" and s.phase in ("launched", "no_more_bets") and committed is not None:
+            # The ball ran: the spin is settled on the number its seed fixed before any bet.
+            steps = [C.NoMoreBets()] if s.phase == "launched" else []
+            return [*steps, C.Result(number=committed, source="rng")], \
+                f"spin {s.spin} settled on its committed number"
         if table.mode == "rng" and s.phase in ("launched", "no_more_bets"):
-            # Art. 10-11: the spin is void ("rien va"), every bet stays in place for the next launch.
+            # (no seed: opened before spins had one) Art. 10-11: void, every bet stays for the next launch.
             return [C.VoidSpin(reason="the server stopped during the spin")], \
                 f"spin {s.spin} void: every bet stays on the layout"
+        if table.mode == "rng" and s.phase == "open" and any(not b.prison for b in s.bets):
+            # Still taking bets: whoever bet may be gone; each bet comes back, the seed is revealed.
+            return [C.RefundSpin(reason="the server stopped while the spin took bets")], \
+                f"spin {s.spin} refunded: every bet placed on it is returned"
         if s.phase in ("launched", "no_more_bets"):
             return [], f"spin {s.spin} waits for the croupier: enter the number or declare the spin void"
         return [], ""

@@ -122,7 +122,7 @@ LEGAL = [
     (Phase.SUSPENDED, True, DIRECTOR, ["open_spin", "close_table", "set_partage_preference", "register_societa",
                                        "change_settings", "raise_limit", "mark_unclaimed"]),
     # An RNG table: the server runs the wheel, only players stake, no late bets.
-    (Phase.OPEN, False, SYSTEM, ["launch_ball"]),
+    (Phase.OPEN, False, SYSTEM, ["launch_ball", "refund_spin"]),
     (Phase.OPEN, False, CROUPIER, ["last_spin"]),
     (Phase.LAUNCHED, False, ANN, PRISONERS),
     (Phase.LAUNCHED, False, SYSTEM, ["no_more_bets", "void_spin"]),
@@ -178,4 +178,4 @@ def test_legal_commands_agree_with_handle(phase, live):
 
 
 def test_every_command_class_has_its_tag():
-    assert list(TAG.values()) == list(TAGS) and len(set(TAGS)) == len(TAGS) == 21
+    assert list(TAG.values()) == list(TAGS) and len(set(TAGS)) == len(TAGS) == 22

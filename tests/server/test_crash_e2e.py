@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from games.db.embedded import PROJECT_DIR
+from roulette import fair
 
 from .conftest import Floor, ServerProcess
 
@@ -46,12 +47,16 @@ async def test_kill_mid_spin_then_restart(crashy):
         await kim.login("kim", "secret-pass-1")
         await kim.reconnect()
         interrupted = await kim.next_event("crash-roul", "table_interrupted")
-        assert "void" in interrupted["event"]["outcome"]
-        voided = await kim.next_event("crash-roul", "spin_voided")
-        assert voided["round"] == interrupted["round"]
-        # The acknowledged bets are still on the layout, still held.
-        assert (await kim.balance())["pending"] == 4_000
-        # The table goes on by itself and settles that spin exactly once.
+        assert "settled on its committed number" in interrupted["event"]["outcome"]
+        # The ball ran: the spin is settled, exactly once, on the number its seed fixed
+        # before any bet (provably fair: the revealed seed gives it and hashes to the commitment).
+        result = await kim.next_event("crash-roul", "spin_result")
+        assert result["round"] == interrupted["round"]
+        revealed = (await kim.next_event("crash-roul", "spin_revealed"))["event"]
+        opened = next(f["event"] for f in kim.frames if f.get("type") == "event"
+                      and f["event"]["type"] == "spin_opened" and f["round"] == result["round"])
+        assert fair.verify(opened["commitment"], revealed["seed"], "crash-roul", revealed["spin"],
+                           result["event"]["number"])
         await kim.next_event("crash-roul", "spin_settled", timeout=60)
         settled = [f["event"] for f in kim.frames if f.get("type") == "event"
                    and f["event"]["type"] == "wager_settled"]
@@ -61,6 +66,40 @@ async def test_kill_mid_spin_then_restart(crashy):
         assert bal["posted"] == 50_000 + net and bal["pending"] == 0
     finally:
         await kim.close()
+    assert await floor.ledger_problems() == []
+
+
+async def test_kill_while_a_spin_takes_bets_refunds_it(crashy):
+    """Killed while the spin was open for bets: after the restart its bets come back (their
+    players may be gone), the seed it committed to is revealed, and the next spin opens with
+    a new commitment."""
+    floor = Floor(crashy)
+    await floor.table("roulette", "campione", "crash-open", mode="rng")
+    una = await floor.account("una", chips=50_000)
+    try:
+        await una.connect()
+        await una.subscribe("crash-open")
+        opened = await una.next_event("crash-open", "spin_opened", timeout=30)
+        await una.bet("crash-open", "plein 17", 1_000)
+        assert (await una.balance())["pending"] == 1_000
+        crashy.kill()
+        assert await una.closed is not None
+        crashy.start()
+        await una.login("una", "secret-pass-1")
+        await una.reconnect()
+        interrupted = await una.next_event("crash-open", "table_interrupted")
+        assert "refunded" in interrupted["event"]["outcome"]
+        voided = (await una.next_event("crash-open", "wager_voided"))["event"]
+        assert (voided["player"], voided["amount"], voided["reason"]) == ("una", 1_000, "refunded")
+        refunded = (await una.next_event("crash-open", "spin_refunded"))["event"]
+        assert refunded["commitment"] == opened["event"]["commitment"]
+        assert fair.commitment(refunded["seed"]) == refunded["commitment"]
+        bal = await una.balance()
+        assert (bal["posted"], bal["pending"]) == (50_000, 0)  # nothing lost, nothing paid
+        nxt = (await una.next_event("crash-open", "spin_opened", timeout=30))["event"]
+        assert nxt["spin"] == refunded["spin"] + 1 and nxt["commitment"] != refunded["commitment"]
+    finally:
+        await una.close()
     assert await floor.ledger_problems() == []
 
 

@@ -171,6 +171,7 @@ ROULETTE = {
     "void_spin": Spec("launched", "console", lambda e, t, m: {"reason": "the ball jumped out"}, min_role="chef",
                       rng=False),
     "last_spin": Spec("open", "console", lambda e, t, m: {}),
+    "refund_spin": Spec("open", "console", lambda e, t, m: {"reason": "the wheel is jammed"}, min_role="director"),
     "suspend": Spec("open", "console", lambda e, t, m: {"reason": "fire drill"}, min_role="director"),
     "close_table": Spec("open", "console", lambda e, t, m: {"reason": "closing time"}, min_role="director"),
     "choose_partage": Spec("open", "chip", lambda e, t, m: {"wager": _wager(e, t, True)}, targets=True),

@@ -6,6 +6,8 @@ tests with teeth show that the same N rejects a biased draw and a biased shuffle
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
 import random
 from types import SimpleNamespace
@@ -14,6 +16,7 @@ import pytest
 
 import games.rng
 import roulette.draw
+import roulette.fair
 from games.cards import full_shoe
 from games.rng import SeededRng, SystemRng
 from server.kinds import roulette as roulette_kind
@@ -21,6 +24,7 @@ from server.kinds import shoe_secret
 from tools.fairness import (
     chi2_sf,
     chi_square_uniform,
+    committed_spin,
     fisher_combined,
     ks_uniform,
     shoe_test,
@@ -59,8 +63,9 @@ def test_combined_p_values():
 
 
 def test_the_server_draws_with_the_tested_functions():
-    # (if the server's draw changes, e.g. to a committed seed, test that draw here instead)
-    assert roulette_kind.draw_number is roulette.draw.draw_number, "the spin test no longer tests the server's draw"
+    # An RNG spin's number is its seed's (roulette.fair: committed_spin below); a spin opened
+    # before seeds existed is still drawn with draw_number.
+    assert roulette_kind.fair is roulette.fair and roulette_kind.draw_number is roulette.draw.draw_number
     assert isinstance(roulette_kind._rng, SystemRng)
     assert shoe_secret.shuffled is games.rng.shuffled
     assert isinstance(shoe_secret._rng, SystemRng)
@@ -215,3 +220,17 @@ def test_bad_arguments():
     with pytest.raises(ValueError):
         shoe_test(10, 1, 52, rng=SeededRng(1), shuffle=lambda items, rng: list(items)[:-1])
     assert full_shoe(1) == list(range(52))
+
+
+def test_the_committed_draw_is_uniform_and_the_test_sees_a_biased_one():
+    """The draw RNG tables use now (a fresh seed per spin, HMAC-SHA256, rejection sampling):
+    50,000 seeded spins pass; the same HMAC read as ``first byte % 37`` (the bias rejection
+    sampling avoids) is caught."""
+    fair_report = spin_test(50_000, SeededRng(23), draw=committed_spin)
+    assert min(fair_report.numbers.p_value, fair_report.colours.p_value, fair_report.pairs.p_value) > 0.001
+
+    def modulo_draw(rng):
+        seed = bytes(rng.randbelow(256) for _ in range(32))
+        return hmac.new(seed, b"fairness:1:0", hashlib.sha256).digest()[0] % 37
+
+    assert spin_test(50_000, SeededRng(23), draw=modulo_draw).numbers.p_value < 1e-6
