@@ -85,7 +85,16 @@ async def open_page(browser, server):
         await pages.close()
 
 
+def screenshots_dir() -> Path:
+    """Where a page test saves its screenshot: docs/screenshots/ when asked for
+    (``CASINO_SCREENSHOTS=1``: what refreshes the README's pictures), else a scratch folder,
+    so an ordinary test run leaves the checkout as it was."""
+    folder = SCREENSHOTS if os.environ.get("CASINO_SCREENSHOTS") == "1" else \
+        Path(os.environ.get("TMPDIR", "/tmp")) / "casino-screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 async def screenshot(page, name: str) -> None:
-    """Save the page for the docs (docs/screenshots/<name>.png)."""
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    """Take the page whole (docs/screenshots/<name>.png with CASINO_SCREENSHOTS=1)."""
+    await page.screenshot(path=str(screenshots_dir() / f"{name}.png"), full_page=True)

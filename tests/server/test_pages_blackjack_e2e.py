@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.browser import SCREENSHOTS, screenshot
+from helpers.browser import screenshot, screenshots_dir
 
 from .conftest import PASSWORD, ServerProcess, until
 
@@ -130,7 +130,7 @@ async def test_a_player_splits_doubles_and_wins_on_the_page(server, floor, open_
         # What the phone's screen shows (a full-page capture would draw the bar fixed at the
         # bottom of the screen in the middle of the page): her box, the decision under the thumb.
         await phone.evaluate("document.querySelector('#dealer').scrollIntoView({block: 'start'})")
-        await phone.screenshot(path=str(SCREENSHOTS / "blackjack-phone.png"))
+        await phone.screenshot(path=str(screenshots_dir() / "blackjack-phone.png"))
         await page.click("#action-split")
 
         await page.wait_for_selector('[data-box="3"] [data-hand="1"]')

@@ -219,7 +219,8 @@ async def test_the_page_at_phone_width(server, floor, open_page):
 
 async def test_an_rng_table_runs_on_its_clock_and_a_watcher_cannot_bet(server, floor, open_page):
     """At an RNG table the page follows the table's clock (``next_automatic``) and the spins
-    it runs by itself; staff watch (their view offers no bet)."""
+    it runs by itself, and verifies each spin's revealed seed against the commitment it
+    showed before the bets; staff watch (their view offers no bet)."""
     t = "pg-roul-rng"
     await floor.table("roulette", "campione", t, mode="rng")
     player = await floor.account("pg-roul-dan", chips=10_000)
@@ -231,6 +232,9 @@ async def test_an_rng_table_runs_on_its_clock_and_a_watcher_cannot_bet(server, f
                                      ".test(document.querySelector('#countdown').textContent)")
         await page.wait_for_selector("#history span[data-n]", timeout=30_000)
         await page.wait_for_selector("#result[data-number]")
+        # Provably fair: the page checked the revealed seed itself (WebCrypto), as casino verify does.
+        await page.wait_for_selector("#fair[data-verified=yes]", timeout=30_000)
+        assert "verified ✓" in await page.inner_text("#fair")
         assert page.problems == []
         staff = await open_page.as_user("pg-roul-watch", PASSWORD, f"/app/roulette.html?table={t}")
         await staff.wait_for_selector("#watching")

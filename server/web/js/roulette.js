@@ -6,6 +6,7 @@
 // (the table's own phase table): the page never re-derives the rules.
 import { api, requireLogin } from "./api.js";
 import { Live } from "./live.js";
+import { verifySpin } from "./fair.js";
 import { $, answered, countdown, h, money, params, say, showError, toMinor, topBar } from "./ui.js";
 
 const TABLE = params.get("table") || "";
@@ -55,6 +56,7 @@ const st = {
   lastBets: null, // {spin, bets}: the bets the result decided, left on show until the next spin
   win: null, // {round, won, returned, staked, mine, prison, done}
   doubling: false, // a Double in progress (one wager after the other)
+  revealed: null, // the spin_revealed or spin_refunded of the last RNG spin (checked in the page)
 };
 
 const main = $("#main");
@@ -330,7 +332,9 @@ function page() {
         h("div", {}, "Balance ", h("strong", { id: "balance" }, "")),
         h("div", {}, "On the layout ", h("strong", { id: "staked" }, "")),
         h("div", { id: "win", class: "win" }, ""))),
-    h("div", { id: "late", class: "late-list" }));
+    h("div", { id: "late", class: "late-list" }),
+    // Provably fair (an RNG spin): the commitment before the bets, the reveal checked here after.
+    h("div", { id: "fair", class: "fair muted" }));
   const side = h("aside", { class: "rl-side" },
     h("section", { class: "panel" }, h("h2", {}, "Last numbers"), h("div", { class: "history", id: "history" })),
     h("section", { class: "panel" }, h("h2", {}, "En prison"), h("div", { id: "prison" }, h("p", { class: "muted" },
@@ -351,6 +355,10 @@ function render(view) {
   $("#phase").dataset.phase = view.phase;
   $("#spin").textContent = view.spin ? `spin ${view.spin}` : "";
   countdown($("#countdown"), view.next_automatic, (cmd) => CLOCK[cmd] || cmd);
+  if (view.commitment && !st.revealed) {
+    $("#fair").textContent = `Spin ${view.spin} is committed: sha256 ${view.commitment.slice(0, 16)}…`;
+    $("#fair").title = view.commitment;
+  }
   $("#staked").textContent = fmt(view.viewer_staked || 0);
   $("#board").classList.toggle("bettable", legal("place_bet"));
   for (const el of document.querySelectorAll("[data-cmd]")) {
@@ -522,12 +530,22 @@ async function refresh() {
 
 // ---------------------------------------------------------------- events
 
+async function showVerified(e, number) {
+  const el = $("#fair");
+  const { ok, why } = await verifySpin(e.commitment, e.seed, TABLE, e.spin, number);
+  el.textContent = ok ? `Spin ${e.spin} verified ✓ ${why}; sha256(seed) is the commitment shown before the bets.`
+    : `Spin ${e.spin} NOT verified: ${why}`;
+  el.title = `seed ${e.seed}`;
+  el.dataset.verified = ok ? "yes" : "no";
+}
+
 function onEvents(list) {
   let settled = false;
   for (const { round, event: e } of list) {
     const me = st.me.id;
     switch (e.type) {
       case "spin_opened":
+        st.revealed = null;
         st.result = null;
         st.lastBets = null;
         st.win = null;
@@ -560,6 +578,11 @@ function onEvents(list) {
         if (st.win) st.win.done = true;
         renderWin();
         settled = true;
+        break;
+      case "spin_revealed":
+      case "spin_refunded":
+        st.revealed = e;
+        showVerified(e, e.type === "spin_revealed" ? e.number : null);
         break;
       case "spin_voided":
         st.result = null;
