@@ -96,7 +96,7 @@ class RoulettePlayer(CasinoWsUser):
             self.sock.play("roulette set_partage_preference", t,
                            {"type": "set_partage_preference", "partage": random.random() < 0.5})
         self.bet_last_spin = placed
-        self.wait_event(t, ("spin_settled", "spin_voided"), ROUND_WAIT)
+        self.wait_event(t, ("spin_settled", "spin_voided", "spin_refunded"), ROUND_WAIT)
 
 
 class RouletteCroupier(CasinoWsUser):
@@ -161,7 +161,7 @@ class CrowdPlayer(CasinoWsUser):
             self.sock.play("crowd plein", self.table,
                            {"type": "place_bet", "spot": random.choice(STRAIGHT), "amount": minimum},
                            ok_codes=BET_RACES)
-        self.wait_event(self.table, ("spin_settled", "spin_voided"), ROUND_WAIT)
+        self.wait_event(self.table, ("spin_settled", "spin_voided", "spin_refunded"), ROUND_WAIT)
 
 
 class CrowdCroupier(RouletteCroupier):

@@ -19,6 +19,7 @@ COMMANDS: list[tuple[tuple[str, ...], str, str]] = [
     (("simulate", "blackjack"), "tools.blackjack_simulate_cli", "play basic strategy through the engine"),
     (("verify",), "server.verify_cli", "check an RNG roulette spin against its commitment (provably fair)"),
     (("tournament",), "server.tournament_cli", "create and run a blackjack tournament or Sit&Go (via the API)"),
+    (("report", "daily"), "server.report_cli", "the regulator's daily report (JSON or CSV), from the database"),
     (("ledger", "check"), "games.ledger.cli_check", "verify the ledger's invariants"),
     (("ledger", "statement"), "games.ledger.cli_statement", "print an account's history"),
     (("db", "start"), "server.db_cli", "start the embedded PostgreSQL and leave it running"),

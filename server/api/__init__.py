@@ -10,11 +10,12 @@ from server.api.auth import AuthController
 from server.api.cashier import CashierController
 from server.api.health import health, ready
 from server.api.metrics import MetricsController
+from server.api.reports import ReportsController
 from server.api.rounds import RoundsController
 from server.api.tables import TablesController
 from server.api.tournaments import TournamentsController
 
 ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
-          RoundsController, TournamentsController, health, ready, MetricsController]
+          RoundsController, TournamentsController, ReportsController, health, ready, MetricsController]
 
 __all__ = ["ROUTES"]

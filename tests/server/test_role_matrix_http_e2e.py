@@ -51,6 +51,7 @@ ROUTES = [
     ("POST", "/credit", lambda: {"user": "mh-ann", "limit": 0, "id": _unique()}, {"inspector"}),
     ("GET", "/ledger/check", None, OVERSIGHT),
     ("GET", "/audit", None, OVERSIGHT),
+    ("GET", "/reports/daily?date=2026-11-24", None, OVERSIGHT),  # the regulator's daily report
     ("GET", "/tables", None, ALL),
     ("GET", "/tables/games", None, ALL),
     ("POST", "/tables", lambda: {"game": "roulette", "profile": "campione", "id": _unique()}, {"director", "admin"}),
