@@ -5,7 +5,7 @@
 // and the table's event log. Every refusal is shown with its code in #messages.
 import { api, requireLogin } from "./api.js";
 import { Live } from "./live.js";
-import { $, answered, cardEl, cardName, countdown, h, money, params, say, showError, toMinor, topBar } from "./ui.js";
+import { $, answered, cardEl, cardName, coalesced, countdown, h, money, params, say, showError, toMinor, topBar } from "./ui.js";
 
 const main = $("#main");
 const tableId = params.get("table") || "";
@@ -34,28 +34,11 @@ const legal = (type) => !!(view && (view.legal || []).includes(type));
 
 // ---- the view, fresh after every batch of events ---------------------------------------
 
-let refreshing = null;
-let again = false;
-function refresh() {
-  if (refreshing) {
-    again = true;
-    return refreshing;
-  }
-  refreshing = (async () => {
-    do {
-      again = false;
-      try {
-        const d = await api("GET", `/tables/${encodeURIComponent(tableId)}`);
-        table = d.table;
-        setView(d.view);
-      } catch (e) {
-        showError(e);
-      }
-    } while (again);
-    refreshing = null;
-  })();
-  return refreshing;
-}
+const refresh = coalesced(async () => {
+  const d = await api("GET", `/tables/${encodeURIComponent(tableId)}`);
+  table = d.table;
+  setView(d.view);
+});
 
 function setView(v) {
   view = v;

@@ -7,7 +7,7 @@
 // which the viewer may send now).
 import { api, requireLogin } from "./api.js";
 import { Live } from "./live.js";
-import { $, h, money, params, say, showError, topBar } from "./ui.js";
+import { $, coalesced, h, money, params, say, showError, topBar } from "./ui.js";
 
 const main = $("#main");
 const tid = params.get("id") || "";
@@ -148,31 +148,15 @@ function render() {
           h("ol", { class: "log", id: "t-events" }, ...log)))));
 }
 
-let loading = null;
-let again = false;
-async function reload() {
-  if (loading) {
-    again = true;
-    return loading;
-  }
-  loading = (async () => {
-    do {
-      again = false;
-      try {
-        detail = await api("GET", `/tournaments/${enc(tid)}`);
-        const focus = document.activeElement && document.activeElement.id;
-        const typed = [...document.querySelectorAll("#tour-actions input")].map((i) => [i.id, i.value]);
-        render();
-        for (const [id, value] of typed) if ($(`#${id}`)) $(`#${id}`).value = value;
-        if (focus && $(`#${focus}`)) $(`#${focus}`).focus();
-      } catch (e) {
-        showError(e);
-      }
-    } while (again);
-    loading = null;
-  })();
-  return loading;
-}
+// (what a person was typing survives the redraw)
+const reload = coalesced(async () => {
+  detail = await api("GET", `/tournaments/${enc(tid)}`);
+  const focus = document.activeElement && document.activeElement.id;
+  const typed = [...document.querySelectorAll("#tour-actions input")].map((i) => [i.id, i.value]);
+  render();
+  for (const [id, value] of typed) if ($(`#${id}`)) $(`#${id}`).value = value;
+  if (focus && $(`#${focus}`)) $(`#${focus}`).focus();
+});
 
 function logEvents(events) {
   for (const ev of events) {

@@ -115,3 +115,29 @@ export function countdown(el, due, label) {
   tick();
   el._timer = setInterval(tick, 250);
 }
+
+// One load at a time, none lost: calls made while `load` runs are answered by one more run
+// after it (the view after every batch of events, without a request per event). Errors are
+// shown, never thrown.
+export function coalesced(load) {
+  let running = null;
+  let again = false;
+  return function run() {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await load();
+        } catch (e) {
+          showError(e);
+        }
+      } while (again);
+      running = null;
+    })();
+    return running;
+  };
+}
