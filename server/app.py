@@ -34,6 +34,7 @@ from server.manager import TableManager
 from server.pages import PAGE_ROUTES, no_store
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
+from server.store import audit_chain
 from server.store.limits import LimitsStore
 from server.tables import serve_calls
 from server.ws import ws_endpoint
@@ -89,9 +90,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             await seed(resources)
         live = metrics.watch(resources)  # GET /metrics: sockets, queues, tables owned, lease age
+        sealer = asyncio.create_task(audit_chain.keep_sealing(pool))  # the audit chain (issue 17)
         try:
             yield
         finally:
+            sealer.cancel()
+            await asyncio.gather(sealer, return_exceptions=True)
             metrics.unwatch(live)
             for task in bots:
                 task.cancel()

@@ -47,6 +47,7 @@ CREATE_ACCOUNTS = ("director", "admin")  # an admin alone creates admins
 SEE_ANY_WALLET = ("inspector", "cashier", "director", "admin")  # list, balance, statement
 CASHIER = ("cashier",)  # deposit, cash out
 CREDIT = ("inspector",)  # Art. 16
+UNCLAIMED_REGISTER = ("cashier", "inspector", "director", "admin")  # Art. 19: the register; claims: CASHIER
 OVERSIGHT = ("inspector", "director", "admin")  # ledger check, audit log, anyone's rounds and recalls
 OPEN_TABLES = ("director", "admin")  # create tables, assign staff
 DIRECTION = ("director",)  # Art. 15: authorise a chef, close and archive a table

@@ -14,8 +14,10 @@ from server.api.reports import ReportsController
 from server.api.rounds import RoundsController
 from server.api.tables import TablesController
 from server.api.tournaments import TournamentsController
+from server.api.unclaimed import UnclaimedController
 
 ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
-          RoundsController, TournamentsController, ReportsController, health, ready, MetricsController]
+          RoundsController, TournamentsController, ReportsController, UnclaimedController, health, ready,
+          MetricsController]
 
 __all__ = ["ROUTES"]

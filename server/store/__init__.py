@@ -7,7 +7,7 @@
 - ``events``: the tables' events; ``rounds``: who played which round;
 - ``commands``: the answers to accepted commands (retries);
 - ``owners``: table leases and process heartbeats;
-- ``audit``: the append-only audit log;
+- ``audit``: the append-only audit log; ``audit_chain``: its seals (a hash chain) and their check;
 - ``limits``: table limits, versioned;
 - ``accounts``: what the accounts and cashier API asks beside the ledger;
 - ``jackpots``: the linked jackpot pools.

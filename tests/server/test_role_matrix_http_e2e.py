@@ -72,6 +72,10 @@ ROUTES = [
     # Each command's own roles are the coordinator's (tests/blackjack/tournament: every role x
     # command); here the route's: only the director pauses (refused "not_running" on its merits).
     ("POST", "/tournaments/{tournament_id}/commands", lambda: {"command": {"type": "pause"}}, {"director"}),
+    # The unclaimed register (Art. 19): listed for the cashier and oversight; only the cashier
+    # pays an item out (here none exists: refused "unknown_unclaimed" on its merits).
+    ("GET", "/unclaimed", None, {"cashier"} | OVERSIGHT),
+    ("POST", "/unclaimed/{item_id}/claim", lambda: {"player": "floor:nobody"}, {"cashier"}),
 ]
 CUP = {"name": "Matrix Cup", "buy_in": 10_000, "starts_at": 2_000_000_000}
 # Open to anyone: logging in (a token, or the pages' session cookie: test_pages_session_e2e.py)
@@ -127,7 +131,8 @@ async def test_every_role_on_every_route(clients, floor, db_url):
             table = SPARE if template.endswith("/archive") else TABLE
             if template.endswith("/archive") and role == "director":
                 await floor.table("roulette", "campione", SPARE)
-            path = template.format(user="mh-ann", table_id=table, bj=BJ, round_id="spin-1", tournament_id=CUP_ID)
+            path = template.format(user="mh-ann", table_id=table, bj=BJ, round_id="spin-1", tournament_id=CUP_ID,
+                                   item_id="u-none")
             before = await _wallets(db_url)
             status = 200
             try:
@@ -150,7 +155,8 @@ async def test_no_token_no_access(floor):
     anonymous = CasinoClient(floor.server.url)
     try:
         for method, template, body, _ in ROUTES:
-            path = template.format(user="mh-ann", table_id=TABLE, bj=BJ, round_id="spin-1", tournament_id=CUP_ID)
+            path = template.format(user="mh-ann", table_id=TABLE, bj=BJ, round_id="spin-1", tournament_id=CUP_ID,
+                                   item_id="u-none")
             with pytest.raises(HTTPError) as e:
                 await anonymous.request(method, path, json=body() if body else None)
             assert e.value.status == 401, path

@@ -1,0 +1,152 @@
+"""The unclaimed register through a real server (issue 17; roulette Art. 19): a floor
+player's wins the chef marks unclaimed are listed with their exact amount, only the
+cashier pays one out (in cash, once), and what nobody claims goes to the table's float
+after the period, each with its ledger transfer; the ledger stays whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import pytest
+
+from server.client import HTTPError
+
+pytestmark = pytest.mark.slow
+
+TABLE = "uc-roul"
+REGISTER, BANK, CASH, FLOOR = (f"unclaimed:{TABLE}:CHF", f"bank:{TABLE}:CHF", "cashier:CHF",
+                               f"floor:{TABLE}:CHF")
+
+
+async def _balances(db_url: str) -> dict[str, int]:
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch("SELECT id, credits_posted - debits_posted AS b FROM ledger_accounts")
+        return {r["id"]: r["b"] for r in rows}
+    finally:
+        await conn.close()
+
+
+async def _currency_sums(db_url: str) -> dict[str, int]:
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch("SELECT currency, sum(credits_posted - debits_posted) AS s, "
+                                "sum(credits_pending - debits_pending) AS p FROM ledger_accounts GROUP BY currency")
+        return {r["currency"]: (int(r["s"]), int(r["p"])) for r in rows}
+    finally:
+        await conn.close()
+
+
+async def _expire(db_url: str, *args: str) -> list[dict]:
+    """``casino unclaimed expire`` on the server's database, as an operator runs it."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server.cli", "unclaimed", "expire", *args,
+        env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    return json.loads(out)
+
+
+async def _refused(client, method: str, path: str, body=None) -> tuple[int, str]:
+    with pytest.raises(HTTPError) as e:
+        await client.request(method, path, json=body)
+    return e.value.status, e.value.code
+
+
+async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(floor, db_url):
+    croupier = await floor.account("uc-croupier", "croupier")
+    chef = await floor.account("uc-chef", "chef")
+    ann = await floor.account("uc-ann", chips=10_000)
+    inspector = await floor.account("uc-inspector", "inspector")
+    cashier = await floor.cashier()
+    await floor.table("roulette", "campione", TABLE, staff=("uc-croupier", "uc-chef"))
+    clients = (croupier, chef, ann, inspector, cashier)
+    try:
+        for c in (croupier, chef):
+            await c.connect()
+            await c.subscribe(TABLE)
+        # Spin 1: two floor players win on 3 (red, odd) and walk away from their chips.
+        await croupier.play(TABLE, {"type": "open_spin"})
+        await croupier.play(TABLE, {"type": "place_bet", "spot": "rouge", "amount": 2_000, "player": "floor:blue"})
+        await croupier.play(TABLE, {"type": "place_bet", "spot": "impair", "amount": 1_000, "player": "floor:green"})
+        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                     {"type": "result", "number": 3, "source": "croupier"}):
+            await croupier.play(TABLE, step)
+        await chef.next_event(TABLE, "spin_settled")
+        with pytest.raises(Exception) as r:  # Art. 19 is the chef's word, not the croupier's
+            await croupier.play(TABLE, {"type": "mark_unclaimed", "player": "floor:blue"})
+        assert getattr(r.value, "code", "") in ("not_allowed", "forbidden")
+        await chef.play(TABLE, {"type": "mark_unclaimed", "player": "floor:blue"})
+        await chef.play(TABLE, {"type": "mark_unclaimed", "player": "floor:green"})
+
+        # The register lists both, with the exact amounts paid (stake back + win).
+        items = await cashier.request("GET", f"/unclaimed?status=open&table={TABLE}")
+        by_player = {it["player"]: it for it in items}
+        assert set(by_player) == {"floor:blue", "floor:green"}
+        blue, green = by_player["floor:blue"], by_player["floor:green"]
+        assert (blue["amount"], green["amount"]) == (4_000, 2_000)
+        for it in (blue, green):
+            assert (it["table"], it["round"], it["left"], it["currency"], it["floor"]) == (TABLE, 1, "wins", "CHF",
+                                                                                        True)
+            assert it["recorded_by"] == "uc-chef" and it["status"] == "open"
+        before = await _balances(db_url)
+        assert before[REGISTER] == 6_000
+        assert await inspector.request("GET", "/unclaimed?status=open") == items  # oversight sees the same
+        assert await cashier.request("GET", "/unclaimed?table=nowhere") == []
+
+        # Nobody but the cashier pays out; nobody outside cashier and oversight reads the register.
+        claim = f"/unclaimed/{blue['id']}/claim"
+        for who in (ann, croupier, chef, inspector):
+            assert await _refused(who, "POST", claim, {"player": "floor:blue"}) == (403, "forbidden")
+        for who in (ann, croupier, chef):
+            assert await _refused(who, "GET", "/unclaimed") == (403, "forbidden")
+        assert await _refused(cashier, "POST", claim, {"player": "floor:green"}) == (422, "wrong_player")
+        assert await _refused(cashier, "POST", "/unclaimed/u0000/claim", {"player": "floor:blue"}) == \
+            (404, "unknown_unclaimed")
+        assert await _balances(db_url) == before
+
+        # The cashier pays blue in cash: exactly 4,000 from the register to the cashier's desk.
+        paid = await cashier.request("POST", claim, json={"player": "floor:blue"})
+        assert (paid["status"], paid["claimed_by"], paid["claimed_for"], paid["paid_to"]) == \
+            ("claimed", "t-cashier", "floor:blue", CASH)
+        after = await _balances(db_url)
+        assert after[REGISTER] == before[REGISTER] - 4_000
+        assert after[CASH] == before[CASH] + 4_000
+        assert {k: v for k, v in after.items() if k not in (REGISTER, CASH)} == \
+            {k: v for k, v in before.items() if k not in (REGISTER, CASH)}
+        assert await _refused(cashier, "POST", claim, {"player": "floor:blue"}) == (409, "already_claimed")
+        assert await _balances(db_url) == after
+        audit = await inspector.request("GET", f"/audit?target={blue['id']}")
+        assert [(a["actor"], a["action"], a["detail"]["amount"]) for a in audit] == \
+            [("t-cashier", "unclaimed.claim", 4_000)]
+
+        # Expiry: nothing is due today (30 days by default); 31 days on, green goes to the float.
+        assert await _expire(db_url) == []
+        later = (datetime.now(UTC) + timedelta(days=31)).isoformat()
+        expired = await _expire(db_url, "--as-of", later)
+        assert [(it["id"], it["status"], it["paid_to"], it["amount"]) for it in expired] == \
+            [(green["id"], "expired", BANK, 2_000)]
+        assert await _expire(db_url, "--as-of", later) == []  # idempotent
+        end = await _balances(db_url)
+        assert end[REGISTER] == 0
+        assert end[BANK] == after[BANK] + 2_000
+        assert end[CASH] == after[CASH] and end[FLOOR] == after[FLOOR]
+        assert await _refused(cashier, "POST", f"/unclaimed/{green['id']}/claim", {"player": "floor:green"}) == \
+            (409, "already_expired")
+        assert [it["id"] for it in await cashier.request("GET", "/unclaimed?status=claimed")] == [blue["id"]]
+        assert [it["id"] for it in await cashier.request("GET", "/unclaimed?status=expired")] == [green["id"]]
+        assert await cashier.request("GET", "/unclaimed?status=open") == []
+        assert [a["action"] for a in await inspector.request("GET", f"/audit?target={green['id']}")] == \
+            ["unclaimed.expire"]
+
+        assert (await ann.balance())["available"] == 10_000  # no wallet touched
+        assert await floor.ledger_problems() == []
+        assert all(v == (0, 0) for v in (await _currency_sums(db_url)).values())
+    finally:
+        for c in clients:
+            await c.close()
