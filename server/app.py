@@ -21,7 +21,7 @@ from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from games.db import create_pool, database_url, migrate
 from games.ledger.store import Ledger
-from server import logs, metrics, store
+from server import logs, metrics, store, unclaimed
 from server.accounts import ensure_admin
 from server.api import ROUTES
 from server.asyncapi import asyncapi_route
@@ -90,12 +90,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             await seed(resources)
         live = metrics.watch(resources)  # GET /metrics: sockets, queues, tables owned, lease age
-        sealer = asyncio.create_task(audit_chain.keep_sealing(pool))  # the audit chain (issue 17)
+        # The audit chain's sealer, and unclaimed wins going to the house once their time is up.
+        chores = [asyncio.create_task(audit_chain.keep_sealing(pool)),
+                  asyncio.create_task(unclaimed.keep_expiring(pool, resources.ledger))]
         try:
             yield
         finally:
-            sealer.cancel()
-            await asyncio.gather(sealer, return_exceptions=True)
+            for chore in chores:
+                chore.cancel()
+            await asyncio.gather(*chores, return_exceptions=True)
             metrics.unwatch(live)
             for task in bots:
                 task.cancel()

@@ -23,7 +23,9 @@ Every closing is written with its audit record in one transaction, under a lock 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -46,6 +48,8 @@ CLAIMED, EXPIRED = "unclaimed_claimed", "unclaimed_expired"
 SYSTEM = Principal("system", "system")
 
 Status = Literal["open", "claimed", "expired"]
+
+log = logging.getLogger("casino.unclaimed")
 
 
 def unclaimed_days() -> int:
@@ -211,6 +215,22 @@ async def expire(pool: asyncpg.Pool, ledger: Ledger, *, as_of: datetime | None =
                                     "as_of": as_of.isoformat(), "ledger_id": close_id(it.id)})
                 done.append(await find(conn, it.id))
     return done
+
+
+async def keep_expiring(pool: asyncpg.Pool, ledger: Ledger, every: float = 3600.0) -> None:
+    """The server's own expiry run, every hour until cancelled (every process may run it:
+    an item is closed by one ledger transfer of a fixed id, under its lock, at most once)."""
+    while True:
+        try:
+            gone = await expire(pool, ledger)
+            if gone:
+                log.info("unclaimed: %d item(s) past %d days went to their tables' floats", len(gone),
+                         unclaimed_days())
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("unclaimed: the expiry run failed (the next one tries again)")
+        await asyncio.sleep(every)
 
 
 def summary(items: Sequence[UnclaimedItem]) -> dict[str, int]:
