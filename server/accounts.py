@@ -16,6 +16,7 @@ from games.money import currency as currency_of
 from server import store
 from server.auth import Principal
 from server.policy import check_may_create
+from server.responsible import check_not_excluded
 from server.store import accounts as account_rows
 from server.store import audit
 
@@ -45,14 +46,18 @@ class AccountService:
 
     async def authenticate(self, user: str, password: str, address: str) -> Principal:
         """A login from ``address``, throttled (``store.authenticate``)."""
-        return await store.authenticate(self.pool, user, password, address)
+        who = await store.authenticate(self.pool, user, password, address)
+        # Only with the right password: an exclusion says nothing to a stranger.
+        await check_not_excluded(self.pool, who.id)
+        return who
 
     async def register(self, user: str, password: str, currency: str) -> Principal:
         """A player opens his own account."""
         currency_of(currency)
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the user with the wallet, or neither (e.g. PTS: no wallet)
-                who = await store.create_user(conn, user, password, "player", currency)
+                # Unverified until the desk checks his age and identity (server.responsible).
+                who = await store.create_user(conn, user, password, "player", currency, verified=False)
                 await self._open_wallet(conn, who)
         return who
 

@@ -34,6 +34,7 @@ from server.manager import TableManager
 from server.pages import PAGE_ROUTES, no_store
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
+from server.responsible import watch_exclusions
 from server.store import audit_chain
 from server.store.limits import LimitsStore
 from server.tables import serve_calls
@@ -50,7 +51,7 @@ async def _retrieve_user(token: Any, connection: ASGIConnection[Any, Any, Any, A
             and not same_origin(connection.headers)):
         return None
     async with resources_of(connection.app).pool.acquire() as conn:
-        return await store.get_user(conn, token.sub)
+        return await store.get_user(conn, token.sub, playing=True)  # an excluded player: refused
 
 
 def _channels_backend(settings: Settings) -> Any:
@@ -110,6 +111,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def start_tables(app: Litestar) -> None:
         # After the channels plugin started (its hook runs first): table owners publish at once.
         await resources_of(app).manager.start()
+        # Sockets of a player excluded on any process close (server.responsible).
+        bots.append(asyncio.create_task(watch_exclusions(resources_of(app))))
         if settings.bots:
             from server.demo import run_bots
 

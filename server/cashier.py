@@ -16,6 +16,7 @@ from games.ledger.accounts import Kind
 from games.ledger.store import Ledger
 from server.accounts import AccountService
 from server.auth import Principal
+from server.responsible import check_deposit
 from server.store import accounts as account_rows
 from server.store import audit
 
@@ -43,6 +44,8 @@ class Cashier:
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the chips move only with their audit record
                 first = await account_rows.first_receipt(conn, op_id)
+                if first and what == "deposit":  # verified, not excluded, within his deposit limits
+                    await check_deposit(conn, who.id, cur, amount)
                 receipt = await move(who.id, cur, amount, op_id, conn=conn)
                 if first:  # a replay gets its receipt again and writes nothing
                     await audit.record(conn, by, f"cashier.{what}", who.id,

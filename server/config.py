@@ -55,6 +55,11 @@ class Settings:
     public_url: str = "http://127.0.0.1:8000"
     # With it, GET /metrics wants "Authorization: Bearer <it>" (else anyone who reaches the port).
     metrics_token: str | None = None
+    # Responsible gaming (server/responsible.py): a raised deposit limit applies this long after
+    # it was asked for; a "minute" of the reality check and session limit is this many seconds
+    # (60; tests use 1).
+    limit_raise_hours: float = 24.0
+    reality_check_unit_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:
@@ -76,6 +81,8 @@ class Settings:
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
+            limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
+            reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),
         )
         for k, v in overrides.items():
             setattr(s, k, v)

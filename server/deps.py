@@ -20,6 +20,7 @@ from server.auth import Principal, Tokens
 from server.cashier import Cashier
 from server.manager import TableManager
 from server.resources import Resources
+from server.responsible import ResponsibleGaming
 from server.tables import TableService
 
 
@@ -60,6 +61,10 @@ def provide_table_service(resources: Resources) -> TableService:
     return TableService.of(resources)
 
 
+def provide_responsible_gaming(resources: Resources) -> ResponsibleGaming:
+    return ResponsibleGaming(resources.pool, resources.settings.limit_raise_hours, resources.channels)
+
+
 def _sync(fn: Any) -> Provide:
     return Provide(fn, sync_to_thread=False)  # attribute reads: never worth a thread
 
@@ -76,4 +81,5 @@ DEPENDENCIES: dict[str, Provide] = {
     "account_service": _sync(provide_account_service),
     "cashier": _sync(provide_cashier),
     "table_service": _sync(provide_table_service),
+    "responsible_gaming": _sync(provide_responsible_gaming),
 }

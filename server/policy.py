@@ -52,6 +52,8 @@ OVERSIGHT = ("inspector", "director", "admin")  # ledger check, audit log, anyon
 OPEN_TABLES = ("director", "admin")  # create tables, assign staff
 DIRECTION = ("director",)  # Art. 15: authorise a chef, close and archive a table
 LIMITS = ("chef", "director")  # the Direzione, and a chef at his own table
+DESK = ("cashier", "inspector", "director")  # a self-exclusion asked for at the desk, and its lifting
+VERIFY = ("cashier",)  # the age/ID check
 RECALL = ("player", "croupier", "chef", *OVERSIGHT)  # a round's recall: players only theirs, staff their tables'
 
 

@@ -52,6 +52,17 @@ STATUS_BY_CODE = {
     "too_many_attempts": 429,
     "account_locked": 429,
     "internal_error": 500,
+    # Responsible gaming (server.responsible): the player's own exclusion refuses him; the
+    # rest are the rules' refusals (422), listed here to be found.
+    "self_excluded": 403,
+    "cooling_off": 403,
+    "not_verified": 422,
+    "deposit_limit": 422,
+    "invalid_period": 422,
+    "invalid_limit": 422,
+    "invalid_verification": 422,
+    "not_excluded": 404,
+    "exclusion_in_force": 409,
 }
 
 HTTP_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
@@ -68,13 +79,18 @@ class ProblemDetails(msgspec.Struct, omit_defaults=True):
     code: str
     instance: str = ""
     errors: list[Any] = []
+    until: str | None = None  # self_excluded, cooling_off, exclusion_in_force: when it ends
+    allowed: int | None = None  # deposit_limit: what may still be deposited now
+    period: str | None = None  # deposit_limit: the window whose limit it is
 
 
 def problem_for(exc: Exception) -> ProblemDetails:
     if isinstance(exc, GameError):
         status = STATUS_BY_CODE.get(exc.code, 422)
+        d = getattr(exc, "details", None) or {}
         return ProblemDetails(f"/errors/{exc.code}", exc.code.replace("_", " ").capitalize(), status,
-                              exc.message, exc.code)
+                              exc.message, exc.code, until=d.get("until"), allowed=d.get("allowed"),
+                              period=d.get("period"))
     if isinstance(exc, ValidationException):
         errors = exc.extra if isinstance(exc.extra, list) else []
         return ProblemDetails("/errors/invalid_request", "Invalid request", 400,

@@ -22,6 +22,8 @@ import msgspec
 CLOSE_UNAUTHORIZED = 4001
 CLOSE_TOKEN_EXPIRED = 4003
 CLOSE_TOO_SLOW = 4008
+CLOSE_SESSION_LIMIT = 4010  # the player's own session time limit is up (server.responsible)
+CLOSE_EXCLUDED = 4011  # the player excluded himself (cool-off or self-exclusion)
 
 
 class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
@@ -127,8 +129,18 @@ class Pong(_Msg, tag="pong"):
     cid: str = ""
 
 
+class RealityCheck(_Msg, tag="reality_check"):
+    """Every ``reality_check_minutes`` of a player's session (his own setting): how long he
+    has been connected, since when, and his wallet's change since then (minor units)."""
+
+    minutes: int
+    since: str
+    net: int
+    currency: str
+
+
 # What the server sends (the AsyncAPI document lists these two unions, server.asyncapi).
-ServerMessage = Accepted | Rejected | Snapshot | Events | Error | Heartbeat | Pong
+ServerMessage = Accepted | Rejected | Snapshot | Events | Error | Heartbeat | Pong | RealityCheck
 
 client_decoder = msgspec.json.Decoder(ClientMessage)
 encoder = msgspec.json.Encoder()

@@ -10,7 +10,9 @@ from server.api.auth import AuthController
 from server.api.cashier import CashierController
 from server.api.health import health, ready
 from server.api.metrics import MetricsController
+from server.api.recall import RecallController
 from server.api.reports import ReportsController
+from server.api.responsible import ResponsibleGamingController
 from server.api.rounds import RoundsController
 from server.api.tables import TablesController
 from server.api.tournaments import TournamentsController
@@ -18,6 +20,6 @@ from server.api.unclaimed import UnclaimedController
 
 ROUTES = [AuthController, AccountsController, CashierController, AuditController, TablesController,
           RoundsController, TournamentsController, ReportsController, UnclaimedController, health, ready,
-          MetricsController]
+          MetricsController, RecallController, ResponsibleGamingController]
 
 __all__ = ["ROUTES"]

@@ -19,7 +19,9 @@ _releasing: set[asyncio.Future[str]] = set()
 
 
 async def create_user(conn: asyncpg.Connection, user_id: str, password: str, role: str,
-                      currency: str = "CHF") -> Principal:
+                      currency: str = "CHF", *, verified: bool = True) -> Principal:
+    """A new account; ``verified``: its age and identity checked (created by staff, or the
+    demo); a player who registers himself starts unverified (``server.responsible``)."""
     if not isinstance(user_id, str) or not _USER_NAME.fullmatch(user_id):
         raise GameError("invalid_username", "A user name is 1-64 lowercase letters (a-z), digits, '-', '_' or '.', "
                                             "starting with a letter or digit.")
@@ -27,17 +29,30 @@ async def create_user(conn: asyncpg.Connection, user_id: str, password: str, rol
         raise GameError("weak_password", "A password has at least 8 characters.")
     try:
         await conn.execute(
-            "INSERT INTO users (id, password_hash, role, currency) VALUES ($1, $2, $3, $4)",
-            user_id, await hash_password(password), role, currency,
+            "INSERT INTO users (id, password_hash, role, currency, verified_at) "
+            "VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)",
+            user_id, await hash_password(password), role, currency, verified,
         )
     except asyncpg.UniqueViolationError:
         raise GameError("user_exists", f"The user {user_id!r} already exists.") from None
     return Principal(user_id, role, currency)
 
 
-async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str) -> Principal | None:
-    row = await conn.fetchrow("SELECT id, role, currency FROM users WHERE id = $1 AND NOT disabled", user_id)
-    return Principal(row["id"], row["role"], row["currency"]) if row else None
+async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str, *,
+                   playing: bool = False) -> Principal | None:
+    """The user, if he exists and is enabled. ``playing`` (a request or socket of his own):
+    a player under a cool-off or self-exclusion is refused (``self_excluded``/``cooling_off``)."""
+    row = await conn.fetchrow(
+        """SELECT id, role, currency, EXISTS (SELECT 1 FROM player_exclusions e WHERE e.user_id = users.id
+                  AND (e.kind = 'self_exclusion' OR e.until > now())) AS excluded
+           FROM users WHERE id = $1 AND NOT disabled""", user_id)
+    if row is None:
+        return None
+    if playing and row["excluded"]:
+        from server.responsible import check_not_excluded
+
+        await check_not_excluded(conn, user_id)
+    return Principal(row["id"], row["role"], row["currency"])
 
 
 async def list_users(conn: asyncpg.Connection | asyncpg.Pool) -> list[Principal]:

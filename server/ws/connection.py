@@ -25,12 +25,15 @@ from litestar import WebSocket, websocket
 from litestar.channels import ChannelsPlugin
 
 from games.errors import GameError
+from games.ledger import accounts
 from server import metrics, store
 from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
 from server.channels_backend import RESYNC
 from server.edge import check_json
 from server.kinds import kind as game_kind
 from server.protocol import (
+    CLOSE_EXCLUDED,
+    CLOSE_SESSION_LIMIT,
     CLOSE_TOKEN_EXPIRED,
     CLOSE_UNAUTHORIZED,
     Accepted,
@@ -41,6 +44,7 @@ from server.protocol import (
     Ping,
     Play,
     Pong,
+    RealityCheck,
     Rejected,
     Snapshot,
     Subscribe,
@@ -89,6 +93,32 @@ class Connection(Outbox):
             if self.expires and datetime.now(UTC) >= self.expires:
                 self.send_msg(Error("token_expired", "Your session has expired: log in again."))
 
+    async def _session_clock(self) -> None:
+        """A player's own settings (``server.responsible``): a ``reality_check`` frame every
+        reality_check_minutes, and the socket closed (4010) after session_limit_minutes."""
+        async with self.resources.pool.acquire() as conn:
+            row = await conn.fetchrow("SELECT reality_check_minutes, session_limit_minutes FROM player_session_limits "
+                                      "WHERE user_id = $1", self.who.id)
+        if row is None or (row["reality_check_minutes"] is None and row["session_limit_minutes"] is None):
+            return
+        unit = self.resources.settings.reality_check_unit_seconds
+        every, limit = row["reality_check_minutes"], row["session_limit_minutes"]
+        wallet = accounts.wallet(self.who.id, self.who.currency)
+        start = (await self.resources.ledger.balance(wallet)).posted
+        since, loop = datetime.now(UTC), asyncio.get_running_loop()
+        t0, checks = loop.time(), 0
+        while True:
+            next_check = t0 + (checks + 1) * every * unit if every else None
+            end = t0 + limit * unit if limit else None
+            due = min(t for t in (next_check, end) if t is not None)
+            await asyncio.sleep(max(due - loop.time(), 0))
+            if end is not None and due == end:
+                self.close(CLOSE_SESSION_LIMIT, f"session_limit: your own limit of {limit} minutes is up")
+                return
+            checks += 1
+            net = (await self.resources.ledger.balance(wallet)).posted - start
+            self.send_msg(RealityCheck(checks * every, since.isoformat(), net, self.who.currency))
+
     # ---- life ----------------------------------------------------------------------------
     async def run(self) -> None:
         # A browser offers "casino.v1, bearer.<token>": the answer names casino.v1, never the token.
@@ -98,15 +128,19 @@ class Connection(Outbox):
             token, cid = await presented_token(self.socket, self.resources.settings.max_frame_bytes)
             await self._authenticate(token)
         except GameError as exc:
-            code = CLOSE_TOKEN_EXPIRED if exc.code == "token_expired" else CLOSE_UNAUTHORIZED
+            code = {"token_expired": CLOSE_TOKEN_EXPIRED, "self_excluded": CLOSE_EXCLUDED,
+                    "cooling_off": CLOSE_EXCLUDED}.get(exc.code, CLOSE_UNAUTHORIZED)
             metrics.ws_closed(code)
             with contextlib.suppress(Exception):  # (the client may be gone already)
-                await self.socket.close(code, exc.message[:120])
+                await self.socket.close(code, f"{exc.code}: {exc.message}"[:120] if code == CLOSE_EXCLUDED
+                                        else exc.message[:120])
             return
         if cid:  # the token came in a first "auth" frame: answer it
             self.answer(Accepted(cid))
         sender = asyncio.create_task(self._sender())
         beat = asyncio.create_task(self._heartbeat())
+        if self.who.role == "player":  # his own reality check and session limit, if he set them
+            self.tasks.add(asyncio.create_task(self._session_clock()))
         receiver = asyncio.create_task(self._receive_loop())
         closer = asyncio.create_task(self.closed.wait())
         try:
@@ -130,7 +164,7 @@ class Connection(Outbox):
     async def _authenticate(self, token: str) -> None:
         t = decode_token(self.resources.settings.jwt_secret, token)
         async with self.resources.pool.acquire() as conn:
-            who = await store.get_user(conn, t.sub)
+            who = await store.get_user(conn, t.sub, playing=True)  # an excluded player: refused
         if who is None:
             raise GameError("unauthorized", "This account does not exist or is disabled.")
         self.who, self.expires = who, token_expiry(t)

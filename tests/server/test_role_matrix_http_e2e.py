@@ -30,6 +30,8 @@ TABLE, BJ, SPARE, CUP_ID = "mh-roul", "mh-bj", "mh-spare", "mh-cup"
 ALL = set(ROLES)
 OVERSIGHT = {"inspector", "director", "admin"}
 SEE_WALLETS = {"inspector", "cashier", "director", "admin"}
+DESK = {"cashier", "inspector", "director"}
+PLAYERS = {"player", "other_player"}  # a player's own settings (/me/...)
 
 _n = itertools.count()
 
@@ -66,6 +68,10 @@ ROUTES = [
     ("GET", "/tables/{table_id}/rounds/{round_id}", None, {"player", "croupier", "chef"} | OVERSIGHT),
     ("GET", "/rounds", None, ALL),
     ("GET", "/rounds?user={user}", None, {"player"} | OVERSIGHT),
+    # Game recall (issue 17): a player's own rounds, or anyone's for oversight (never the cashier);
+    # a dispute's replay for oversight (the roulette table's round: refused not_replayable on its merits).
+    ("GET", "/players/{user}/recall", None, {"player"} | OVERSIGHT),
+    ("GET", "/tables/{table_id}/rounds/{round_id}/replay", None, OVERSIGHT),
     ("GET", "/tournaments", None, ALL),
     ("POST", "/tournaments", lambda: {"id": _unique(), "spec": CUP}, {"director"}),
     ("GET", "/tournaments/{tournament_id}", None, ALL),
@@ -76,6 +82,15 @@ ROUTES = [
     # pays an item out (here none exists: refused "unknown_unclaimed" on its merits).
     ("GET", "/unclaimed", None, {"cashier"} | OVERSIGHT),
     ("POST", "/unclaimed/{item_id}/claim", lambda: {"player": "floor:nobody"}, {"cashier"}),
+    # Responsible gaming: a player's own exclusion and limits (an unknown period: refused
+    # invalid_period on its merits, so ann stays in play); the desk's self-exclusion for a
+    # player who asks, its lifting (ann has none: not_excluded) and the cashier's age/ID check.
+    ("POST", "/me/exclusion", lambda: {"kind": "cool_off", "period": "never"}, PLAYERS),
+    ("GET", "/me/limits", None, PLAYERS),
+    ("PUT", "/me/limits", lambda: {}, PLAYERS),
+    ("POST", "/accounts/{user}/exclusion", lambda: {"period": "never"}, DESK),
+    ("DELETE", "/accounts/{user}/exclusion", None, DESK),
+    ("POST", "/accounts/{user}/verification", lambda: {"checked": "passport (matrix)"}, {"cashier"}),
 ]
 CUP = {"name": "Matrix Cup", "buy_in": 10_000, "starts_at": 2_000_000_000}
 # Open to anyone: logging in (a token, or the pages' session cookie: test_pages_session_e2e.py)

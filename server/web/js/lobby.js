@@ -89,6 +89,7 @@ async function walletPanel(me) {
   return h("section", { class: "panel", id: "wallet" }, h("h2", {}, "Wallet"),
     h("p", {}, "Available ", h("strong", { id: "balance" }, money(b.available, b.currency)),
       b.pending ? h("span", { class: "muted" }, ` (${money(b.pending, b.currency)} in play)`) : ""),
+    h("p", {}, h("a", { href: "/app/recall.html", id: "recall" }, "Recall my rounds")),
     h("h3", {}, "Statement"),
     h("table", { class: "grid", id: "statement" },
       h("thead", {}, h("tr", {}, h("th", {}, "When"), h("th", {}, "What"), h("th", {}, "Reference"),

@@ -1,0 +1,249 @@
+"""Game recall (issue 17): a player's last rounds, step by step, with his balance before and
+after each from the ledger's statement; and a dispute's replay of an RNG blackjack round's
+cards from the shoe the server revealed.
+
+What ties a round to the ledger (``server.money``): every wager movement of a table carries
+the ref ``<table>/<wager>`` (the hold, and its post or void, and a win or a refund), and a
+jackpot paid on a wager has the ref ``<wager>`` and the id ``.../paid/<table>/<wager>``. The
+wagers a player had in a round are his ``wager_placed`` events in it, so his movements of
+the round are exactly those lines of his account's statement.
+
+The replay is of the card sequence, not of the engine: ``table_commands`` is a recovery log
+whose rows are deleted at each snapshot (``server/migrations/0108_table_command_log.sql``),
+so the commands of a past round are not kept to run through a fresh engine. What is kept
+forever is ``table_events``: the shuffle's commitment, the cut, the cards burned and every
+card dealt, and, once the shoe is over, ``shoe_revealed`` with the order and the salt. The
+replay recomputes the shoe from those (``games.shoe.cut``, then the burned cards) and checks
+that the round's cards are the revealed order's, card for card.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import asyncpg
+import msgspec
+
+from games.errors import GameError
+from games.ledger.model import StatementLine
+from games.ledger.store import Ledger
+from games.shoe import commitment as shoe_commitment
+from games.shoe import cut as cut_shoe
+from server import store
+from server.kinds import kind as game_kind
+from server.manager import TableManager
+
+MAX_RECALL = 100
+_DRAWN = ("card_dealt", "hole_card_dealt", "card_burned", "card_exposed")  # a card taken from the shoe
+_BOX = re.compile(r"^box (\d+)\b")
+
+
+class RecalledRound(msgspec.Struct):
+    """One round a player played: his steps in it and his balance around it."""
+
+    table: str
+    game: str
+    round: str
+    at: str  # when he first took part
+    account: str  # whose balance (his wallet; at a tournament table, his points)
+    currency: str
+    steps: list[store.RoundStep]  # the stored events that concern him or the table's outcome
+    movements: list[StatementLine]  # his account's statement lines of the round, oldest first
+    # His posted balance just before his first movement of the round and after his last, and
+    # what was reserved (bets held) at those points; all 0 when the round moved nothing of his.
+    balance_before: int
+    balance_after: int
+    pending_before: int
+    pending_after: int
+
+
+class Difference(msgspec.Struct):
+    index: int  # the round's n-th card (0 = its first)
+    seq: int  # the table event that dealt it
+    dealt: int  # -1: a hole card the round never showed
+    expected: int  # -1: the revealed shoe holds no card there
+
+
+class ReplayReport(msgspec.Struct):
+    """A blackjack round's cards against the revealed shoe (``server.recall``'s docstring)."""
+
+    table: str
+    round: str
+    method: str  # "card_sequence"
+    commitment: str  # published at the shuffle
+    commitment_ok: bool  # sha256(salt ‖ order) of the reveal is that commitment
+    cut_at: int
+    burned: int  # cards burned after the cut
+    first_position: int  # where in the cut shoe the round's first card lies
+    dealt: list[int]  # the round's cards in seq order (-1: a hole card never shown)
+    expected: list[int]  # the revealed order's cards at those positions (-1: none left)
+    matches: bool
+    first_difference: Difference | None
+
+
+def concerns(event: Any, player: str, boxes: set[int]) -> bool:
+    """Whether a stored event concerns ``player`` (his wagers, his boxes, his decisions) or
+    the table's outcome (the dealer, the number, the round's start and end)."""
+    if not isinstance(event, dict):
+        return True
+    if "player" in event:
+        return event["player"] == player
+    if "players" in event and isinstance(event["players"], list):
+        return player in event["players"]
+    if "box" in event:
+        return event["box"] == 0 or event["box"] in boxes
+    return True
+
+
+def his_boxes(steps: list[store.RoundStep], player: str) -> set[int]:
+    boxes: set[int] = set()
+    for s in steps:
+        ev = s.event
+        if s.kind == "wager_placed" and ev.get("player") == player:
+            m = _BOX.match(ev.get("spot", ""))
+            if m:
+                boxes.add(int(m.group(1)))
+        elif s.kind == "bets_closed":
+            boxes |= {b for b, h in zip(ev.get("order", []), ev.get("holders", []), strict=False) if h == player}
+        elif s.kind == "seat_taken" and ev.get("player") == player:
+            boxes.add(ev["box"])
+    return boxes
+
+
+async def _movements(conn: asyncpg.Connection, ledger: Ledger, account: str, table: str,
+                     wagers: list[str]) -> list[StatementLine]:
+    """The statement lines of ``account`` that move ``wagers`` of ``table``."""
+    if not wagers:
+        return []
+    refs = [f"{table}/{w}" for w in wagers]
+    seqs = [r["seq"] for r in await conn.fetch(
+        """SELECT seq FROM ledger_transfers WHERE (debit = $1 OR credit = $1)
+           AND (ref = ANY($2::text[]) OR (code = 'jackpot_win' AND ref = ANY($3::text[])
+                AND strpos(id, '/paid/' || $4 || '/') > 0))
+           ORDER BY seq""", account, refs, wagers, table)]
+    if not seqs:
+        return []
+    between = await conn.fetchval(
+        "SELECT count(*) FROM ledger_transfers WHERE (debit = $1 OR credit = $1) AND seq BETWEEN $2 AND $3",
+        account, seqs[0], seqs[-1])
+    lines = await ledger.statement(account, limit=int(between), before=seqs[-1] + 1, conn=conn)
+    wanted = set(seqs)
+    # (the ledger's sums may come back as Decimal: amounts are whole minor units)
+    return [msgspec.structs.replace(line, change=int(line.change), pending_change=int(line.pending_change),
+                                    balance=int(line.balance), pending=int(line.pending))
+            for line in lines if line.seq in wanted]
+
+
+class RecallService:
+    def __init__(self, pool: asyncpg.Pool, ledger: Ledger, manager: TableManager) -> None:
+        self.pool = pool
+        self.ledger = ledger
+        self.manager = manager
+
+    async def player_recall(self, player: str, table: str | None, limit: int) -> list[RecalledRound]:
+        """The player's last ``limit`` rounds (at ``table``, or any), newest first."""
+        if table:
+            self.manager.known(table)
+        async with self.pool.acquire() as conn:
+            if not await conn.fetchval("SELECT 1 FROM users WHERE id = $1", player):
+                raise GameError("unknown_user", f"No user {player!r}.")
+            rows = await conn.fetch(
+                """SELECT table_id, round, first_at FROM round_players
+                   WHERE user_id = $1 AND ($2::text IS NULL OR table_id = $2)
+                   ORDER BY first_at DESC LIMIT $3""", player, table or None, limit)
+            out = []
+            for r in rows:
+                out.append(await self._round(conn, player, r["table_id"], r["round"], r["first_at"].isoformat()))
+        return out
+
+    async def _round(self, conn: asyncpg.Connection, player: str, table_id: str, round_id: str,
+                     at: str) -> RecalledRound:
+        info = self.manager.known(table_id)
+        account = game_kind(info.game).accounts(info).of(player)
+        steps = await store.round_steps(conn, table_id, round_id)
+        boxes = his_boxes(steps, player)
+        mine = [s for s in steps if concerns(s.event, player, boxes)]
+        wagers = list(dict.fromkeys(s.event["wager"] for s in steps
+                                    if s.kind == "wager_placed" and s.event.get("player") == player))
+        lines = await _movements(conn, self.ledger, account, table_id, wagers)
+        before = after = p_before = p_after = 0
+        if lines:
+            before, p_before = lines[0].balance - lines[0].change, lines[0].pending - lines[0].pending_change
+            after, p_after = lines[-1].balance, lines[-1].pending
+        return RecalledRound(table_id, info.game, round_id, at, account, info.currency, mine, lines,
+                             before, after, p_before, p_after)
+
+    async def replay(self, table_id: str, round_id: str) -> ReplayReport:
+        info = self.manager.known(table_id)
+        if info.game != "blackjack" or info.mode != "rng":
+            raise GameError("not_replayable", "Only a blackjack round at an RNG table is dealt from a recorded "
+                                              "shoe (a live table's cards are the croupier's).")
+        async with self.pool.acquire() as conn:
+            steps = await store.round_steps(conn, table_id, round_id)
+            if not steps:
+                raise GameError("unknown_round", f"No round {round_id!r} at table {table_id}.")
+            first_card = next((s.seq for s in steps if s.kind in ("card_dealt", "hole_card_dealt")), None)
+            if first_card is None:
+                raise GameError("not_replayable", f"No card was dealt in {round_id}.")
+            shuffled = await conn.fetchrow(
+                """SELECT seq, payload::text AS payload FROM table_events WHERE table_id = $1
+                   AND kind = 'shoe_shuffled' AND seq < $2 ORDER BY seq DESC LIMIT 1""", table_id, first_card)
+            if shuffled is None:
+                raise GameError("not_replayable", "The shoe's shuffle is not recorded.")
+            kinds = ["shoe_shuffled", "shoe_cut", "cards_burned", "card_dealt", "hole_card_dealt",
+                     "hole_card_shown", "card_burned", "card_exposed", "shoe_revealed"]
+            events = await store.kinds_after(conn, table_id, shuffled["seq"], kinds, limit=20_000)
+        return replay_cards(table_id, round_id, msgspec.json.decode(shuffled["payload"]),
+                            [(seq, kind, msgspec.json.decode(p)) for seq, kind, p in events],
+                            {s.seq for s in steps if s.kind in _DRAWN})
+
+
+def replay_cards(table_id: str, round_id: str, shuffled: dict[str, Any],
+                 events: list[tuple[int, str, dict[str, Any]]], round_seqs: set[int]) -> ReplayReport:
+    """Pure: the cards the shoe dealt (from its shuffle on, ``events`` in seq order) against
+    the revealed order, cut and burned, for the round's cards (``round_seqs``: the seqs of
+    its events that took a card from the shoe)."""
+    cut_at = burned = -1
+    drawn: list[list[int]] = []  # [seq, card or -1]: every card taken from the shoe, in order
+    reveal = None
+    for seq, kind, ev in events:
+        if kind == "shoe_cut":
+            cut_at = ev["at"]
+        elif kind == "cards_burned":
+            burned = ev["count"]
+        elif kind in ("card_dealt", "card_burned", "card_exposed"):
+            drawn.append([seq, ev["card"]])
+        elif kind == "hole_card_dealt":
+            drawn.append([seq, -1])
+        elif kind == "hole_card_shown":
+            hidden = [d for d in drawn if d[1] < 0]
+            if hidden:
+                hidden[-1][1] = ev["card"]
+        elif kind == "shoe_revealed":
+            reveal = ev
+            break
+        elif kind == "shoe_shuffled":  # a new shoe before this one was revealed: not one shoe's round
+            raise GameError("not_replayable", "The round's shoe was replaced before it was revealed.")
+    if reveal is None:
+        raise GameError("shoe_not_revealed", "The round's shoe is still in play: its order is revealed at its end.")
+    if cut_at < 0 or burned < 0:
+        raise GameError("not_replayable", "The shoe's cut is not recorded.")
+    shoe = cut_shoe(list(reveal["order"]), cut_at)[burned:]
+    positions = [i for i, (seq, _) in enumerate(drawn) if seq in round_seqs]
+    if len(positions) != len(round_seqs):  # cards after the reveal: a mid-round reshuffle
+        raise GameError("not_replayable", "The round's shoe was replaced mid-round.")
+    dealt = [drawn[i][1] for i in positions]
+    expected = [shoe[i] if i < len(shoe) else -1 for i in positions]
+    difference = None
+    for n, (i, got, want) in enumerate(zip(positions, dealt, expected, strict=True)):
+        if got < 0 <= want:
+            continue  # a hole card never shown: nothing to compare
+        if got != want:
+            difference = Difference(n, drawn[i][0], got, want)
+            break
+    ok = shuffled.get("commitment") == reveal["commitment"] and \
+        shoe_commitment(list(reveal["order"]), reveal["salt"]) == reveal["commitment"]
+    return ReplayReport(table_id, round_id, "card_sequence", shuffled.get("commitment", ""), ok, cut_at, burned,
+                        positions[0] + burned if positions else -1, dealt, expected,
+                        difference is None and ok and bool(positions), difference)
