@@ -58,6 +58,8 @@ STATUS_BY_CODE = {
     "cooling_off": 403,
     "not_verified": 422,
     "deposit_limit": 422,
+    "stake_limit": 422,
+    "loss_limit": 422,
     "invalid_period": 422,
     "invalid_limit": 422,
     "invalid_verification": 422,
@@ -80,7 +82,7 @@ class ProblemDetails(msgspec.Struct, omit_defaults=True):
     instance: str = ""
     errors: list[Any] = []
     until: str | None = None  # self_excluded, cooling_off, exclusion_in_force: when it ends
-    allowed: int | None = None  # deposit_limit: what may still be deposited now
+    allowed: int | None = None  # deposit_limit, stake_limit, loss_limit: what may still be deposited or bet now
     period: str | None = None  # deposit_limit: the window whose limit it is
 
 

@@ -52,7 +52,7 @@ class Exclusion(msgspec.Struct):
     set_by: str
 
 
-class DepositLimit(msgspec.Struct):
+class WindowLimit(msgspec.Struct):
     """One window's limit: ``amount`` in force (null: none); a raise or removal waiting
     until ``pending_from`` (then ``pending`` applies; null there: the limit goes)."""
 
@@ -64,9 +64,11 @@ class DepositLimit(msgspec.Struct):
 
 class PlayerLimits(msgspec.Struct):
     currency: str
-    deposit: list[DepositLimit]
+    deposit: list[WindowLimit]
     reality_check_minutes: int | None = None
     session_limit_minutes: int | None = None
+    stake: list[WindowLimit] = []  # what he may stake in each window (server.play_limits)
+    loss: list[WindowLimit] = []  # what he may lose in each window: stakes in play count as lost
 
 
 def _iso(t: datetime | None) -> str | None:
@@ -186,22 +188,35 @@ class ResponsibleGaming:
                       CASE WHEN pending_from > now() THEN pending END AS pending,
                       CASE WHEN pending_from > now() THEN pending_from END AS pending_from
                FROM deposit_limits WHERE user_id = $1 AND currency = $2""", user_id, cur)}
+        play = {(r["kind"], r["period"]): r for r in await conn.fetch(
+            """SELECT kind, period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS amount,
+                      CASE WHEN pending_from > now() THEN pending END AS pending,
+                      CASE WHEN pending_from > now() THEN pending_from END AS pending_from
+               FROM play_limits WHERE user_id = $1 AND currency = $2""", user_id, cur)}
         session = await conn.fetchrow("SELECT * FROM player_session_limits WHERE user_id = $1", user_id)
-        deposit = [DepositLimit(p, rows[p]["amount"], rows[p]["pending"], _iso(rows[p]["pending_from"]))
-                   if p in rows else DepositLimit(p) for p in PERIODS]
-        return PlayerLimits(cur, deposit, session["reality_check_minutes"] if session else None,
-                            session["session_limit_minutes"] if session else None)
+
+        def windows(found: dict[Any, asyncpg.Record], key: Any) -> list[WindowLimit]:
+            return [WindowLimit(p, r["amount"], r["pending"], _iso(r["pending_from"]))
+                    if (r := found.get(key(p))) is not None else WindowLimit(p) for p in PERIODS]
+
+        return PlayerLimits(cur, windows(rows, lambda p: p), session["reality_check_minutes"] if session else None,
+                            session["session_limit_minutes"] if session else None,
+                            stake=windows(play, lambda p: ("stake", p)), loss=windows(play, lambda p: ("loss", p)))
 
     async def set_limits(self, who: Principal, currency: str, deposit: dict[str, int | None],
-                         reality_check_minutes: int | None, session_limit_minutes: int | None) -> PlayerLimits:
+                         reality_check_minutes: int | None, session_limit_minutes: int | None,
+                         stake: dict[str, int | None] | None = None,
+                         loss: dict[str, int | None] | None = None) -> PlayerLimits:
         """The player's own limits (the whole set: a window left out has none). Lower: at
         once; higher or none: after the cooling period; the session settings at once (they
         apply from the next connection)."""
         cur = currency or who.currency
         currency_of(cur)
-        for period, amount in deposit.items():
-            if amount is not None and amount < 0:
-                raise GameError("invalid_limit", f"A {period} limit is a positive amount (or none).")
+        asked = {"deposit": deposit, "stake": stake or {}, "loss": loss or {}}
+        for kind, windows in asked.items():
+            for period, amount in windows.items():
+                if amount is not None and amount < 0:
+                    raise GameError("invalid_limit", f"A {period} {kind} limit is a positive amount (or none).")
         for name, minutes in (("reality_check_minutes", reality_check_minutes),
                               ("session_limit_minutes", session_limit_minutes)):
             if minutes is not None and not 1 <= minutes <= 24 * 60:
@@ -209,41 +224,60 @@ class ResponsibleGaming:
         async with self.pool.acquire() as conn:
             async with conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock(hashtext('limits:' || $1))", who.id)
-                # What is due is due: a raise whose time came is the limit in force.
-                await conn.execute("""UPDATE deposit_limits SET amount = pending, pending = NULL, pending_from = NULL
-                                      WHERE user_id = $1 AND pending_from <= now()""", who.id)
-                current = {r["period"]: r for r in await conn.fetch(
-                    "SELECT * FROM deposit_limits WHERE user_id = $1 AND currency = $2", who.id, cur)}
-                changes: dict[str, Any] = {}
-                for period in PERIODS:
-                    new = deposit.get(period)
-                    row = current.get(period)
-                    now_amount = row["amount"] if row else None
-                    if new == now_amount:  # the same: a pending raise is dropped
-                        amount, pending, pending_from = now_amount, None, None
-                    elif new is not None and (now_amount is None or new < now_amount):  # lower: at once
-                        amount, pending, pending_from = new, None, None
-                    elif row is not None and row["pending_from"] is not None and row["pending"] == new:
-                        amount, pending, pending_from = now_amount, new, row["pending_from"]  # as asked before
-                    else:  # higher, or removed: after the cooling period
-                        amount, pending = now_amount, new
-                        pending_from = await conn.fetchval("SELECT now() + make_interval(secs => $1)",
-                                                           self.raise_hours * 3600)
-                    await conn.execute(
-                        """INSERT INTO deposit_limits (user_id, currency, period, amount, pending, pending_from)
-                           VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (user_id, currency, period)
-                           DO UPDATE SET amount = $4, pending = $5, pending_from = $6""",
-                        who.id, cur, period, amount, pending, pending_from)
-                    changes[period] = {"amount": amount, "pending": pending, "pending_from": _iso(pending_from)}
+                changes = {kind: await self._set_windows(conn, who.id, cur, kind, windows)
+                           for kind, windows in asked.items()}
                 await conn.execute(
                     """INSERT INTO player_session_limits (user_id, reality_check_minutes, session_limit_minutes)
                        VALUES ($1, $2, $3) ON CONFLICT (user_id)
                        DO UPDATE SET reality_check_minutes = $2, session_limit_minutes = $3""",
                     who.id, reality_check_minutes, session_limit_minutes)
                 await audit.record(conn, who, "player.limits", who.id,
-                                   {"currency": cur, "deposit": changes, "reality_check_minutes": reality_check_minutes,
+                                   {"currency": cur, **changes, "reality_check_minutes": reality_check_minutes,
                                     "session_limit_minutes": session_limit_minutes})
                 return await self._limits(conn, who.id, cur)
+
+
+    async def _set_windows(self, conn: asyncpg.Connection, user_id: str, cur: str, kind: str,
+                           asked: dict[str, int | None]) -> dict[str, Any]:
+        """One kind's windows (deposit_limits, or play_limits' stake or loss rows) by the rule:
+        the same keeps (a pending raise dropped), lower at once, higher or none after the
+        cooling period (asked again: the first request's date holds)."""
+        table, extra, args = ("deposit_limits", "", ()) if kind == "deposit" else ("play_limits", " AND kind = $3",
+                                                                                  (kind,))
+        # What is due is due: a raise whose time came is the limit in force.
+        await conn.execute(f"UPDATE {table} SET amount = pending, pending = NULL, pending_from = NULL "
+                           f"WHERE user_id = $1 AND currency = $2{extra} AND pending_from <= now()",
+                           user_id, cur, *args)
+        current = {r["period"]: r for r in await conn.fetch(
+            f"SELECT * FROM {table} WHERE user_id = $1 AND currency = $2{extra}", user_id, cur, *args)}
+        changes: dict[str, Any] = {}
+        for period in PERIODS:
+            new = asked.get(period)
+            row = current.get(period)
+            now_amount = row["amount"] if row else None
+            if new == now_amount:  # the same: a pending raise is dropped
+                amount, pending, pending_from = now_amount, None, None
+            elif new is not None and (now_amount is None or new < now_amount):  # lower: at once
+                amount, pending, pending_from = new, None, None
+            elif row is not None and row["pending_from"] is not None and row["pending"] == new:
+                amount, pending, pending_from = now_amount, new, row["pending_from"]  # as asked before
+            else:  # higher, or removed: after the cooling period
+                amount, pending = now_amount, new
+                pending_from = await conn.fetchval("SELECT now() + make_interval(secs => $1)", self.raise_hours * 3600)
+            if kind == "deposit":
+                await conn.execute(
+                    """INSERT INTO deposit_limits (user_id, currency, period, amount, pending, pending_from)
+                       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (user_id, currency, period)
+                       DO UPDATE SET amount = $4, pending = $5, pending_from = $6""",
+                    user_id, cur, period, amount, pending, pending_from)
+            else:
+                await conn.execute(
+                    """INSERT INTO play_limits (user_id, currency, kind, period, amount, pending, pending_from)
+                       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (user_id, currency, kind, period)
+                       DO UPDATE SET amount = $5, pending = $6, pending_from = $7""",
+                    user_id, cur, kind, period, amount, pending, pending_from)
+            changes[period] = {"amount": amount, "pending": pending, "pending_from": _iso(pending_from)}
+        return changes
 
 
 async def check_deposit(conn: asyncpg.Connection, user_id: str, cur: str, amount: int) -> None:

@@ -27,7 +27,7 @@ import msgspec
 
 from games.errors import GameError
 from games.wagers import WagerPlaced
-from server import metrics, store
+from server import metrics, play_limits, store
 from server.auth import Principal
 from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
@@ -488,6 +488,8 @@ class TableRuntime:
             if opened:
                 await open_accounts(self, conn, opened)
             if ops:
+                # A player's own stake and loss limits, where his bets' money leaves his wallet.
+                await play_limits.check(conn, self.info.currency, all_events)
                 await self.ctx.ledger.apply(ops, conn=conn)
             if audits:
                 await store.audit.record_many(conn, audits)

@@ -27,8 +27,20 @@ class DeskExclusionOrder(msgspec.Struct, forbid_unknown_fields=True):
     period: str
 
 
+class Windows(msgspec.Struct, forbid_unknown_fields=True):
+    """A limit per rolling window (24 hours, 7 days, 30 days), minor units; null: none."""
+
+    daily: int | None = None
+    weekly: int | None = None
+    monthly: int | None = None
+
+    def asked(self) -> dict[str, int | None]:
+        return {"daily": self.daily, "weekly": self.weekly, "monthly": self.monthly}
+
+
 class LimitsOrder(msgspec.Struct, forbid_unknown_fields=True):
-    """The player's whole set of limits: a deposit window left out (or null) has none.
+    """The player's whole set of limits: a window left out (or null) has none. Deposits:
+    ``daily``/``weekly``/``monthly``; ``stake`` and ``loss`` the same windows for play.
     Minor units; minutes 1 to 1440."""
 
     currency: str = ""
@@ -37,6 +49,8 @@ class LimitsOrder(msgspec.Struct, forbid_unknown_fields=True):
     monthly: int | None = None
     reality_check_minutes: int | None = None
     session_limit_minutes: int | None = None
+    stake: Windows | None = None
+    loss: Windows | None = None
 
 
 class Verification(msgspec.Struct, forbid_unknown_fields=True):
@@ -89,7 +103,8 @@ class ResponsibleGamingController(Controller):
                             responsible_gaming: ResponsibleGaming) -> PlayerLimits:
         return await responsible_gaming.set_limits(
             caller, data.currency, {"daily": data.daily, "weekly": data.weekly, "monthly": data.monthly},
-            data.reality_check_minutes, data.session_limit_minutes)
+            data.reality_check_minutes, data.session_limit_minutes,
+            stake=data.stake.asked() if data.stake else {}, loss=data.loss.asked() if data.loss else {})
 
     @post("/accounts/{user:str}/verification", operation_id="VerifyPlayer", status_code=200,
           guards=[require_roles(*VERIFY)], summary="The player's age and identity checked at the desk")

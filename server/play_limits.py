@@ -1,0 +1,90 @@
+"""A player's own stake and loss limits (``server.responsible`` sets them), checked where a
+bet's money leaves his wallet: inside the table's commit, before the ledger's holds.
+
+A bet is refused (``stake_limit`` / ``loss_limit``, the batch's other commands kept: the
+runtime tries each alone) when, in a rolling window (24 hours, 7 days, 30 days), it would
+take him past his limit:
+
+* **staked**: every bet placed in the window (the ledger's holds from his wallet), less
+  those given back unplayed (withdrawn, refunded, a voided round: voids coded ``voided``);
+* **lost**: what the tables kept of those bets (the posted part of each hold; a bet still
+  in play counts as lost whole) less what came back to him for them (wins and refunds, by
+  the bet's ref): a player who is up may stake more before he reaches his loss limit.
+
+A new bet counts whole against both. Each bet is judged by when it was placed, its
+settlement with it. Only players with a limit cost a query (one per batch with their bets),
+and their commits are serialized per player (an advisory lock), so two tables cannot both
+let a last bet through.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from games.errors import GameError
+from games.ledger import accounts
+from games.players import is_floor
+from games.wagers import WagerPlaced
+
+# What each window's limits and usage are, for a set of players (the limit in force: a
+# raise whose time came applies).
+_LIMITS = """
+SELECT user_id, kind, period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS lim
+  FROM play_limits WHERE user_id = ANY($1::text[]) AND currency = $2"""
+
+_USED = """
+WITH back AS (
+    SELECT ref, sum(amount) AS amount FROM ledger_transfers
+     WHERE credit = $1 AND op = 'transfer' AND code IN ('win', 'refund') AND at > now() - interval '31 days'
+     GROUP BY ref),
+bets AS (
+    SELECT h.amount, h.at, s.op AS settled, s.code AS how, s.amount AS kept, coalesce(b.amount, 0) AS back
+      FROM ledger_transfers h
+      LEFT JOIN ledger_transfers s ON s.hold = h.id
+      LEFT JOIN back b ON b.ref = h.ref
+     WHERE h.debit = $1 AND h.op = 'hold' AND h.code = 'bet' AND h.at > now() - interval '30 days')
+SELECT w.period,
+       coalesce(sum(b.amount) FILTER (WHERE b.settled IS DISTINCT FROM 'void' OR b.how <> 'voided'), 0)::bigint
+           AS staked,
+       (coalesce(sum(CASE WHEN b.settled = 'post' THEN b.kept WHEN b.settled IS NULL THEN b.amount ELSE 0 END), 0)
+        - coalesce(sum(b.back), 0))::bigint AS lost
+  FROM (VALUES ('daily', interval '1 day'), ('weekly', interval '7 days'), ('monthly', interval '30 days'))
+       AS w(period, span)
+  LEFT JOIN bets b ON b.at > now() - w.span
+ GROUP BY w.period"""
+
+
+async def check(conn: Any, currency: str, events: list[Any]) -> None:
+    """Inside the commit's transaction, before its holds: refuse the batch (GameError) if a
+    bet in it takes its player past one of his stake or loss limits."""
+    bets = [(ev.player, ev.amount) for ev in events
+            if isinstance(ev, WagerPlaced) and ev.amount > 0 and not is_floor(ev.player)]
+    if not bets:
+        return
+    players = sorted({player for player, _ in bets})
+    limits: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
+    for r in await conn.fetch(_LIMITS, players, currency):
+        if r["lim"] is not None:
+            limits[r["user_id"]][(r["kind"], r["period"])] = r["lim"]
+    if not limits:
+        return
+    used: dict[str, dict[str, tuple[int, int]]] = {}
+    for player in sorted(limits):  # (in one order: two commits never wait on each other crosswise)
+        await conn.execute("SELECT pg_advisory_xact_lock(hashtext('play:' || $1))", player)
+        wallet = accounts.wallet(player, currency)
+        used[player] = {r["period"]: (r["staked"], r["lost"]) for r in await conn.fetch(_USED, wallet)}
+    running: dict[str, int] = defaultdict(int)
+    for player, amount in bets:
+        if player not in limits:
+            continue
+        running[player] += amount
+        for (kind, period), lim in sorted(limits[player].items()):
+            staked, lost = used[player][period]
+            so_far = staked if kind == "stake" else lost
+            if so_far + running[player] > lim:
+                allowed = max(lim - so_far - (running[player] - amount), 0)
+                raise GameError(f"{kind}_limit",
+                                f"Over {player}'s own {period} {kind} limit: at most {allowed} more may be "
+                                f"{'staked' if kind == 'stake' else 'risked'} now.",
+                                allowed=allowed, period=period)
