@@ -150,6 +150,15 @@ class SetLimits(_Command, tag="set_limits", frozen=True):
     reason: Text = ""
 
 
+class MarkUnclaimed(_Command, tag="mark_unclaimed", frozen=True):
+    """Campione Art. 37: "le vincite, ritenute dal capo tavolo abbandonate, saranno
+    ritirate": between rounds the chef records what the last round paid a floor player who
+    left it on the felt; it goes to the table's unclaimed register (``ChipsUnclaimed``), and
+    to the table's float if nobody claims it."""
+
+    player: Name
+
+
 class CloseTable(_Command, tag="close_table", frozen=True):
     """Close the table between rounds (Campione roulette Art. 15 gives it to the Direzione
     Giochi): a director, or a chef with ``authorised_by`` naming the director whose
@@ -318,6 +327,6 @@ Command = (
     | CloseBets | SetLimits | CloseTable | PlaceSideBet | WithdrawSideBet | JackpotMeters | Card | Insure
     | EvenMoney | DeclineOffer | CloseOffers | Hit | Stand | Double | Split | BehindDouble | BehindSplit
     | VoidRound | BurnCard | ExposeCard | TournamentSeat | TournamentPause | TournamentExpel
-    | TournamentEnd
+    | TournamentEnd | MarkUnclaimed
 )
 

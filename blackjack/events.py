@@ -7,7 +7,15 @@ from typing import Literal
 import msgspec
 
 from blackjack.jackpot import JackpotRoundReport, JackpotRoundStarted, MetersChanged
-from games.wagers import StackIssued, StackReturned, WagerPlaced, WagerRefunded, WagerSettled, WagerVoided
+from games.wagers import (
+    ChipsUnclaimed,
+    StackIssued,
+    StackReturned,
+    WagerPlaced,
+    WagerRefunded,
+    WagerSettled,
+    WagerVoided,
+)
 
 
 class _Ev(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", gc=False):
@@ -281,5 +289,5 @@ Event = (
     | WagerPlaced | WagerSettled | WagerVoided | WagerRefunded | CutPassed | SeatReleased | TableClosed
     | ShoeRanShort | ReshuffleOrdered | JackpotRoundStarted | JackpotRoundReport | MetersChanged
     | TournamentSeated | TournamentPaused | AbsentCharged | PlayerEliminated | PlayerExpelled | HandStandings
-    | TournamentTableDone | StackIssued | StackReturned
+    | TournamentTableDone | StackIssued | StackReturned | ChipsUnclaimed
 )

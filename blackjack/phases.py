@@ -100,6 +100,9 @@ WHO: dict[type[C.Command], Who] = {
     C.Card: Who(STAFF),
     C.CloseOffers: Who(STAFF),
     C.VoidRound: Who(HOUSE),
+    # Campione Art. 37: the capo tavolo judges chips abandoned (the director too).
+    C.MarkUnclaimed: Who(DIRECTION, other_codes=(
+        ("croupier", "not_allowed", "Only the chef de table records unclaimed wins (Art. 37)."),)),
     C.BurnCard: Who(STAFF),
     C.ExposeCard: Who(STAFF),
 }
@@ -125,6 +128,8 @@ def _who_refusal(cmd_type: type[C.Command], role: Role) -> GameError | None:
 def _house_rule(s: TableState, cmd_type: type[C.Command]) -> GameError | None:
     if cmd_type is C.CutCardOut and not s.live:
         return GameError("not_live", "On an RNG table the engine knows where the cut card is.")
+    if cmd_type is C.MarkUnclaimed and not s.live:
+        return GameError("not_live", "Only a live table has a floor player's chips on its felt.")
     if cmd_type is C.Card and not s.live:
         return GameError("not_live", "Cards come from the shuffled shoe on an RNG table.")
     if cmd_type is C.ExposeCard and s.profile.misdrawn_card == "burn":
@@ -212,6 +217,7 @@ ALLOWED: dict[type[C.Command], Allowed] = {
     C.BehindDouble: Allowed(_in(Phase.PLAY), "no_behind_choice", "No double is waiting for the players behind."),
     C.BehindSplit: Allowed(_in(Phase.PLAY), "no_behind_choice", "No split is waiting for the players behind."),
     C.VoidRound: Allowed(ROUND_PHASES, "no_round", "No round is being dealt."),
+    C.MarkUnclaimed: Allowed(BETWEEN_ROUNDS, "round_in_play", "Unclaimed wins are recorded between rounds."),
     # Campione Art. 17: where misdrawn cards are offered, a turned card is burned only
     # during the players' drawing (``round.shoe_commands.burn``); Titano Art. 17 and Lugano
     # burn it in any phase of the round.

@@ -25,6 +25,7 @@ class Wager(msgspec.Struct, gc=False):
     # What the bank kept of the stake when it was settled (stake - returned): given back by
     # a WagerRefunded if the round is annulled after all (Titano Art. 7, a short shoe).
     kept: int = 0
+    paid: int = 0  # what its settlement paid back (returned + won): the round's wins per player
 
 
 class Hand(msgspec.Struct, gc=False):
@@ -163,3 +164,6 @@ class TableState(msgspec.Struct, gc=False):
     tournament_table: bool = False
     tournament: TournamentPlay | None = None
     tournament_order: int = 0
+    # What the last round paid each floor player (returned + won), until the next one ends:
+    # what the chef may record as wins left on the felt (Campione Art. 37, ``mark_unclaimed``).
+    last_paid: dict[str, int] = {}

@@ -64,6 +64,7 @@ HANDLERS: dict[type[C.Command], Handler] = {
     C.TournamentPause: tournament_orders.pause,
     C.TournamentExpel: tournament_orders.expel,
     C.TournamentEnd: tournament_orders.end,
+    C.MarkUnclaimed: betting.mark_unclaimed,
 }
 
 

@@ -18,8 +18,9 @@ from blackjack.state import DEALER, HOLE, Bet, Box, CardTarget, Hand, TableState
 from blackjack.wager_kinds import WagerKind
 from games.commands import Actor
 from games.errors import GameError
+from games.players import is_floor
 from games.validation import ENTERED_MAX_FACTOR
-from games.wagers import WagerPlaced, WagerVoided
+from games.wagers import ChipsUnclaimed, WagerPlaced, WagerVoided
 
 # -- seats ----------------------------------------------------------------------------------
 
@@ -231,3 +232,16 @@ def close_bets(s: TableState, cmd: C.CloseBets, actor: Actor, out: Out) -> None:
         assert blazing is not None  # only a Blazing 7s table enters the pool
         out.append(J.JackpotRoundStarted(jackpot=blazing.jackpot, table=s.table_id, round=s.round))
     run(s, out)
+
+
+def mark_unclaimed(s: TableState, cmd: C.MarkUnclaimed, actor: Actor, out: Out) -> None:
+    """Campione Art. 37: what the last round paid a floor player (``last_paid``), left on
+    the felt, goes to the table's unclaimed register; recorded once."""
+    if not is_floor(cmd.player):
+        raise GameError("floor_only", "Only a floor player's chips are left on the felt: an online player's "
+                                      "wins are in his wallet.")
+    amount = s.last_paid.get(cmd.player, 0)
+    if amount <= 0:
+        raise GameError("nothing_unclaimed", f"The last round paid {cmd.player} nothing (or it is recorded already).")
+    s.last_paid = {p: v for p, v in s.last_paid.items() if p != cmd.player}
+    out.append(ChipsUnclaimed(cmd.player, s.round - 1, "wins", amount, [], actor.id))

@@ -120,6 +120,7 @@ def settled(out: Out, w: Wager, ev: WagerSettled) -> None:
     """Record one settlement: the wager is closed and what the bank kept is noted."""
     w.settled = True
     w.kept = ev.stake - ev.returned
+    w.paid = ev.returned + ev.won
     out.append(ev)
 
 

@@ -14,6 +14,7 @@ from blackjack.round.tournament import hand_opened, hand_over
 from blackjack.settlement import HAND_KINDS, ROUND_END, SETTLE, Outcome, hand_outcome, settle_insurance
 from blackjack.state import DEALER, Box, TableState
 from blackjack.wager_kinds import FREE_KINDS, WagerKind
+from games.players import is_floor
 from games.wagers import WagerRefunded, WagerVoided
 
 
@@ -109,6 +110,11 @@ def end_round(s: TableState, out: Out) -> None:
         out.append(E.ButtonMoved(box=nxt))
     if s.jackpot_entered:
         report_jackpot(s, out, 0, [])  # voided before the deal: nothing for the pool
+    paid: dict[str, int] = {}
+    for w in [w for b in s.boxes for w in b.wagers]:
+        if w.paid and is_floor(w.player):
+            paid[w.player] = paid.get(w.player, 0) + w.paid
+    s.last_paid = paid
     s.bets = []
     s.side_bets = []
     s.boxes = []

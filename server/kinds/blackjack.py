@@ -47,7 +47,7 @@ _PLAYER_COMMANDS = tuple(cls for cls in get_args(C.Command) if cls not in STAFF_
 # enter, void, burn or expose after seeing the cards). The console may still shuffle, cut for
 # the house, close bets and offers, change limits and close.
 RNG_ONLY_SERVER = (*(cls for cls in _PLAYER_COMMANDS if cls is not C.Cut),
-                   C.Card, C.CutCardOut, C.VoidRound, C.BurnCard, C.ExposeCard)
+                   C.Card, C.CutCardOut, C.VoidRound, C.BurnCard, C.ExposeCard, C.MarkUnclaimed)
 # The server's own: the pool's meters, and freeing the seat of a player gone for the house's
 # time (no console may cancel a connected player's bets by freeing his seat).
 SERVER_ONLY = (C.JackpotMeters, C.ReleaseSeat)

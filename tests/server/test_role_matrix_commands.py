@@ -299,6 +299,9 @@ BLACKJACK = {
     "set_limits": Spec("betting", "console", lambda e, t, m: {"min_bet": 1_000, "max_bet": 20_000},
                        min_role="chef"),
     "close_table": Spec("betting", "console", lambda e, t, m: {"reason": "closing time"}, min_role="director"),
+    # (the last round paid the floor player nothing here: refused nothing_unclaimed on its merits)
+    "mark_unclaimed": Spec("betting", "console", lambda e, t, m: {"player": FLOOR}, min_role="chef", rng=False,
+                           legal=False),
     "card": Spec("dealing", "console", lambda e, t, m: {"card": 7, "box": 1}, rng=False),
     "insure": Spec("offers", "chip", lambda e, t, m: {"box": BOX[t], "amount": 500, **_player(t)}, targets=True),
     "even_money": Spec("offers_bj", "chip", lambda e, t, m: {"box": BOX[t], **_player(t)}, targets=True),

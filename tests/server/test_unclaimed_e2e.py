@@ -150,3 +150,43 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
     finally:
         for c in clients:
             await c.close()
+
+
+async def test_a_blackjack_floor_players_wins_go_to_the_same_register(floor, db_url):
+    """Campione Art. 37, through the server: floor:ann's CHF 10.00 on 20 and floor:bo's on 18
+    (Campione: two boxes at least) against a dealer who busts (6, 10, 10) are each paid 10.00
+    back and 10.00 won; ann walks away: the chef records her 2,000, the register lists it and
+    the cashier pays it out in cash."""
+    t = "uc-bj"
+    croupier = await floor.account("uc-bj-croupier", "croupier")
+    chef = await floor.account("uc-bj-chef", "chef")
+    cashier = await floor.cashier()
+    await floor.table("blackjack", "campione", t, staff=("uc-bj-croupier", "uc-bj-chef"))
+    try:
+        for c in (croupier, chef):
+            await c.connect()
+            await c.subscribe(t)
+        await croupier.play(t, {"type": "shuffle"})
+        await croupier.play(t, {"type": "cut", "at": 150})
+        for box, who in ((1, "floor:ann"), (2, "floor:bo")):
+            await croupier.play(t, {"type": "place_bet", "box": box, "amount": 1_000, "player": who})
+        await croupier.play(t, {"type": "close_bets"})
+        for card, box in ((9, 1), (8, 2), (18, 0), (35, 1), (34, 2)):  # 10S 9S, the dealer's 6H, 10D 9D
+            await croupier.play(t, {"type": "card", "card": card, "box": box})
+        for box in (1, 2):
+            await croupier.play(t, {"type": "stand", "box": box, "hand": 0})
+        for card in (48, 22):  # the dealer draws 10C 10H: 26, bust
+            await croupier.play(t, {"type": "card", "card": card, "box": 0})
+        await chef.next_event(t, "round_settled")
+        await chef.play(t, {"type": "mark_unclaimed", "player": "floor:ann"})
+        items = await cashier.request("GET", f"/unclaimed?status=open&table={t}")
+        assert [(it["player"], it["amount"], it["left"]) for it in items] == [("floor:ann", 2_000, "wins")]
+        before = await _balances(db_url)
+        await cashier.request("POST", f"/unclaimed/{items[0]['id']}/claim", json={"player": "floor:ann"})
+        after = await _balances(db_url)
+        assert after[f"unclaimed:{t}:CHF"] == before[f"unclaimed:{t}:CHF"] - 2_000
+        assert after[CASH] == before[CASH] + 2_000
+        assert await floor.ledger_problems() == []
+    finally:
+        for c in (croupier, chef, cashier):
+            await c.close()
