@@ -120,6 +120,7 @@ class TableRuntime:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self._timer_due: tuple[str, float] | None = None  # (its command, loop time): the pages' countdown
+        self.limited: set[str] = set()  # the batch's players with stake or loss limits (server.play_limits)
         self.stopped = False
         self._busy = False  # a batch is being applied and committed
         self._batch: list[Item] = []
@@ -337,9 +338,10 @@ class TableRuntime:
         # (each acquire/release costs a reset round trip; issue 7's profile).
         async with self.ctx.pool.acquire() as conn:
             users = [it.who.id for it in batch if not it.system]
+            self.limited = set()
             if users:
                 cids = [it.cid for it in batch if not it.system]
-                done = await store.answered(conn, self.info.id, users, cids)
+                done, self.limited = await store.answered(conn, self.info.id, users, cids, self.info.currency)
                 if done:
                     rest = []
                     for it in batch:
@@ -488,8 +490,10 @@ class TableRuntime:
             if opened:
                 await open_accounts(self, conn, opened)
             if ops:
-                # A player's own stake and loss limits, where his bets' money leaves his wallet.
-                await play_limits.check(conn, self.info.currency, all_events)
+                # A player's own stake and loss limits, where his bets' money leaves his wallet
+                # (only players who have some: ``self.limited``, read with the batch's replay check).
+                if self.limited:
+                    await play_limits.check(conn, self.info.currency, all_events, self.limited)
                 await self.ctx.ledger.apply(ops, conn=conn)
             if audits:
                 await store.audit.record_many(conn, audits)

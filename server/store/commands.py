@@ -9,13 +9,18 @@ from collections.abc import Sequence
 import asyncpg
 
 
-async def answered(conn: asyncpg.Connection, table_id: str, users: Sequence[str],
-                   cids: Sequence[str]) -> dict[tuple[str, str], str]:
+async def answered(conn: asyncpg.Connection, table_id: str, users: Sequence[str], cids: Sequence[str],
+                   currency: str = "") -> tuple[dict[tuple[str, str], str], set[str]]:
     """Of the commands ``(users[i], cids[i])`` sent to ``table_id``, those already accepted
-    there: (user, command id) -> the ``Accepted`` answer as JSON."""
+    there: (user, command id) -> the ``Accepted`` answer as JSON; and which of the users have
+    stake or loss limits in ``currency`` (``server.play_limits``), in the same round trip, so
+    that a batch of players without limits pays nothing for the check."""
     rows = await conn.fetch(
         """SELECT user_id, cid, result::text AS result FROM command_results
-           WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))""",
-        users, cids, table_id,
+           WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+           UNION ALL
+           SELECT DISTINCT user_id, NULL, NULL FROM play_limits WHERE user_id = ANY($1::text[]) AND currency = $4""",
+        users, cids, table_id, currency,
     )
-    return {(r["user_id"], r["cid"]): r["result"] for r in rows}
+    done = {(r["user_id"], r["cid"]): r["result"] for r in rows if r["cid"] is not None}
+    return done, {r["user_id"] for r in rows if r["cid"] is None}
