@@ -27,14 +27,15 @@ from games.errors import GameError
 from games.ledger import accounts
 from games.players import is_floor
 from games.wagers import WagerPlaced
+from server.responsible import IN_FORCE, WINDOWS
 
 # What each window's limits and usage are, for a set of players (the limit in force: a
 # raise whose time came applies).
-_LIMITS = """
-SELECT user_id, kind, period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS lim
+_LIMITS = f"""
+SELECT user_id, kind, period, {IN_FORCE} AS lim
   FROM play_limits WHERE user_id = ANY($1::text[]) AND currency = $2"""
 
-_USED = """
+_USED = f"""
 WITH back AS (
     SELECT ref, sum(amount) AS amount FROM ledger_transfers
      WHERE credit = $1 AND op = 'transfer' AND code IN ('win', 'refund') AND at > now() - interval '31 days'
@@ -50,8 +51,7 @@ SELECT w.period,
            AS staked,
        (coalesce(sum(CASE WHEN b.settled = 'post' THEN b.kept WHEN b.settled IS NULL THEN b.amount ELSE 0 END), 0)
         - coalesce(sum(b.back), 0))::bigint AS lost
-  FROM (VALUES ('daily', interval '1 day'), ('weekly', interval '7 days'), ('monthly', interval '30 days'))
-       AS w(period, span)
+  FROM {WINDOWS}
   LEFT JOIN bets b ON b.at > now() - w.span
  GROUP BY w.period"""
 

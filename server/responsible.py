@@ -39,6 +39,15 @@ EXCLUSIONS_CHANNEL = "casino-exclusions"  # a player's id, published when he is 
 COOL_OFF = {"24h": "24 hours", "7d": "7 days", "30d": "30 days", "6w": "6 weeks"}
 SELF_EXCLUSION = {"6m": "6 months", "1y": "1 year", "5y": "5 years", "indefinite": "6 months"}
 PERIODS = ("daily", "weekly", "monthly")
+# Two rules every limit (deposit, stake, loss) shares, in SQL, written once here: the limit in
+# force over a limits row (a raise or removal whose time came applies), and the rolling
+# windows each period names (joined as ``w(period, span)``).
+IN_FORCE = "CASE WHEN pending_from <= now() THEN pending ELSE amount END"
+WINDOWS = ("(VALUES ('daily', interval '1 day'), ('weekly', interval '7 days'), ('monthly', interval '30 days')) "
+           "AS w(period, span)")
+# A limits row as the player sees it: in force, and a raise still waiting with its date.
+_SHOWN = (f"{IN_FORCE} AS amount, CASE WHEN pending_from > now() THEN pending END AS pending, "
+          "CASE WHEN pending_from > now() THEN pending_from END AS pending_from")
 
 ExclusionKind = Literal["cool_off", "self_exclusion"]
 
@@ -184,15 +193,9 @@ class ResponsibleGaming:
 
     async def _limits(self, conn: asyncpg.Connection, user_id: str, cur: str) -> PlayerLimits:
         rows = {r["period"]: r for r in await conn.fetch(
-            """SELECT period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS amount,
-                      CASE WHEN pending_from > now() THEN pending END AS pending,
-                      CASE WHEN pending_from > now() THEN pending_from END AS pending_from
-               FROM deposit_limits WHERE user_id = $1 AND currency = $2""", user_id, cur)}
+            f"SELECT period, {_SHOWN} FROM deposit_limits WHERE user_id = $1 AND currency = $2", user_id, cur)}
         play = {(r["kind"], r["period"]): r for r in await conn.fetch(
-            """SELECT kind, period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS amount,
-                      CASE WHEN pending_from > now() THEN pending END AS pending,
-                      CASE WHEN pending_from > now() THEN pending_from END AS pending_from
-               FROM play_limits WHERE user_id = $1 AND currency = $2""", user_id, cur)}
+            f"SELECT kind, period, {_SHOWN} FROM play_limits WHERE user_id = $1 AND currency = $2", user_id, cur)}
         session = await conn.fetchrow("SELECT * FROM player_session_limits WHERE user_id = $1", user_id)
 
         def windows(found: dict[Any, asyncpg.Record], key: Any) -> list[WindowLimit]:
@@ -290,13 +293,11 @@ async def check_deposit(conn: asyncpg.Connection, user_id: str, cur: str, amount
     await check_not_excluded(conn, user_id)
     wallet = accounts.wallet(user_id, cur)
     rows = await conn.fetch(
-        """SELECT l.period, l.lim, (SELECT coalesce(sum(t.amount), 0)::bigint FROM ledger_transfers t
-                                     WHERE t.credit = $3 AND t.code = 'deposit'
-                                       AND t.at > now() - l.win::interval) AS used
-           FROM (SELECT period, CASE WHEN pending_from <= now() THEN pending ELSE amount END AS lim,
-                        CASE period WHEN 'daily' THEN '1 day' WHEN 'weekly' THEN '7 days' ELSE '30 days' END AS win
-                   FROM deposit_limits WHERE user_id = $1 AND currency = $2) l
-          WHERE l.lim IS NOT NULL""", user_id, cur, wallet)
+        f"""SELECT l.period, l.lim, (SELECT coalesce(sum(t.amount), 0)::bigint FROM ledger_transfers t
+                                      WHERE t.credit = $3 AND t.code = 'deposit' AND t.at > now() - w.span) AS used
+            FROM (SELECT period, {IN_FORCE} AS lim FROM deposit_limits WHERE user_id = $1 AND currency = $2) l
+            JOIN {WINDOWS} USING (period)
+           WHERE l.lim IS NOT NULL""", user_id, cur, wallet)
     allowed, which = None, ""
     for r in rows:
         left = max(r["lim"] - r["used"], 0)
