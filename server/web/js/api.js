@@ -12,7 +12,7 @@ export class ApiError extends Error {
 
 // A login gone mid-session (expired, or logged out in another tab): back to the login form,
 // then here again, rather than a page that silently stops refreshing.
-function toLogin() {
+export function toLogin() {
   location.href = "/app/?next=" + encodeURIComponent(location.pathname + location.search);
 }
 

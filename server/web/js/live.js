@@ -3,6 +3,8 @@
 // cid; events in seq order; on a dropped connection it reconnects with a growing pause and
 // subscribes again with `since` = the last seq seen, so nothing is missed and nothing twice.
 
+import { toLogin } from "./api.js";
+
 let cids = 0;
 const nextCid = () => `p${Date.now().toString(36)}-${++cids}`;
 
@@ -32,7 +34,7 @@ export class Live {
       // Commands in flight get no answer on this socket: sent again with the same cid after
       // reconnecting, they are answered once (the table applies a cid at most once).
       if (e.code === 4001 || e.code === 4003) {  // the login is gone: log in again, then come back
-        location.href = "/app/?next=" + encodeURIComponent(location.pathname + location.search);
+        toLogin();
         return;
       }
       setTimeout(() => this.connect(), this.retry);
