@@ -1,6 +1,6 @@
 """Game recall (issue 17): a player's last rounds, step by step, with his balance before and
-after each from the ledger's statement; and a dispute's replay of an RNG blackjack round's
-cards from the shoe the server revealed.
+after each from the ledger's statement; and a dispute's replay of any round through a fresh
+engine, with an RNG blackjack round's cards checked against the shoe the server revealed.
 
 What ties a round to the ledger (``server.money``): every wager movement of a table carries
 the ref ``<table>/<wager>`` (the hold, and its post or void, and a win or a refund), and a
@@ -8,13 +8,14 @@ jackpot paid on a wager has the ref ``<wager>`` and the id ``.../paid/<table>/<w
 wagers a player had in a round are his ``wager_placed`` events in it, so his movements of
 the round are exactly those lines of his account's statement.
 
-The replay is of the card sequence, not of the engine: ``table_commands`` is a recovery log
-whose rows are deleted at each snapshot (``server/migrations/0108_table_command_log.sql``),
-so the commands of a past round are not kept to run through a fresh engine. What is kept
-forever is ``table_events``: the shuffle's commitment, the cut, the cards burned and every
-card dealt, and, once the shoe is over, ``shoe_revealed`` with the order and the salt. The
-replay recomputes the shoe from those (``games.shoe.cut``, then the burned cards) and checks
-that the round's cards are the revealed order's, card for card.
+The replay (``replay``) loads the snapshot kept before the round's first event (the state a
+round opens with is kept, ``server/migrations/0112_kept_command_log.sql``), runs every command
+logged after it through the round's last event again, as its actor gave it (an RNG shoe's
+order and a fair spin's seed are in the commands), and compares each event with the stored
+one (``server.replay.rerun``). At an RNG blackjack table, once the shoe is over, the round's
+cards are also checked against ``shoe_revealed`` (its commitment, then the cut and the burned
+cards): the engine's shoe is the one committed to before the first bet. The report names
+counts, seqs and event kinds only: nothing of a shoe not yet revealed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from games.shoe import commitment as shoe_commitment
 from games.shoe import cut as cut_shoe
 from server import store
 from server.kinds import kind as game_kind
+from server.kinds.base import TableInfo
 from server.manager import TableManager
+from server.replay import Mismatch, rerun
 
 MAX_RECALL = 100
 _DRAWN = ("card_dealt", "hole_card_dealt", "card_burned", "card_exposed")  # a card taken from the shoe
@@ -65,12 +68,9 @@ class Difference(msgspec.Struct):
     expected: int  # -1: the revealed shoe holds no card there
 
 
-class ReplayReport(msgspec.Struct):
-    """A blackjack round's cards against the revealed shoe (``server.recall``'s docstring)."""
+class CardCheck(msgspec.Struct):
+    """An RNG blackjack round's cards against the revealed shoe (``server.recall``'s docstring)."""
 
-    table: str
-    round: str
-    method: str  # "card_sequence"
     commitment: str  # published at the shuffle
     commitment_ok: bool  # sha256(salt ‖ order) of the reveal is that commitment
     cut_at: int
@@ -80,6 +80,40 @@ class ReplayReport(msgspec.Struct):
     expected: list[int]  # the revealed order's cards at those positions (-1: none left)
     matches: bool
     first_difference: Difference | None
+
+
+class ServerEvent(msgspec.Struct):
+    """An event of the replayed stretch that no command produced (the server's own)."""
+
+    seq: int
+    kind: str
+
+
+class EngineReplay(msgspec.Struct):
+    """The round run again through a fresh engine from the kept snapshot before it."""
+
+    from_seq: int  # the snapshot was taken after this event
+    through_seq: int  # the round's last event
+    commands: int  # commands run again, from the snapshot through the round
+    events: int  # events they gave, each equal to the stored one (kind, round and JSON)
+    server_events: list[ServerEvent]  # table_interrupted / table_resumed, a jackpot pool's
+    matches: bool
+    first_difference: Mismatch | None
+
+
+class ReplayReport(msgspec.Struct):
+    """A dispute's replay of one round (``server.recall``'s docstring)."""
+
+    table: str
+    round: str
+    game: str
+    mode: str
+    engine: EngineReplay
+    # At an RNG blackjack table once its shoe is revealed; else None, and ``cards_note`` says
+    # why: live_table (the croupier's cards), no_shoe (not blackjack), shoe_not_revealed.
+    cards: CardCheck | None
+    cards_note: str
+    matches: bool  # the engine's run, and the cards where checked
 
 
 def concerns(event: Any, player: str, boxes: set[int]) -> bool:
@@ -176,31 +210,73 @@ class RecallService:
 
     async def replay(self, table_id: str, round_id: str) -> ReplayReport:
         info = self.manager.known(table_id)
-        if info.game != "blackjack" or info.mode != "rng":
-            raise GameError("not_replayable", "Only a blackjack round at an RNG table is dealt from a recorded "
-                                              "shoe (a live table's cards are the croupier's).")
         async with self.pool.acquire() as conn:
             steps = await store.round_steps(conn, table_id, round_id)
             if not steps:
                 raise GameError("unknown_round", f"No round {round_id!r} at table {table_id}.")
-            first_card = next((s.seq for s in steps if s.kind in ("card_dealt", "hole_card_dealt")), None)
-            if first_card is None:
-                raise GameError("not_replayable", f"No card was dealt in {round_id}.")
-            shuffled = await conn.fetchrow(
-                """SELECT seq, payload::text AS payload FROM table_events WHERE table_id = $1
-                   AND kind = 'shoe_shuffled' AND seq < $2 ORDER BY seq DESC LIMIT 1""", table_id, first_card)
-            if shuffled is None:
-                raise GameError("not_replayable", "The shoe's shuffle is not recorded.")
-            kinds = ["shoe_shuffled", "shoe_cut", "cards_burned", "card_dealt", "hole_card_dealt",
-                     "hole_card_shown", "card_burned", "card_exposed", "shoe_revealed"]
-            events = await store.kinds_after(conn, table_id, shuffled["seq"], kinds, limit=20_000)
-        return replay_cards(table_id, round_id, msgspec.json.decode(shuffled["payload"]),
+            engine = await rerun_stretch(conn, info, steps[0].seq, steps[-1].seq)
+            cards, note = None, "no_shoe"
+            if info.game == "blackjack":
+                note = "live_table" if info.mode != "rng" else ""
+            if not note:
+                try:
+                    cards = await self._cards(conn, table_id, round_id, steps)
+                except GameError as exc:
+                    if exc.code != "shoe_not_revealed":
+                        raise
+                    note = exc.code
+        return ReplayReport(table_id, round_id, info.game, info.mode, engine, cards, note,
+                            engine.matches and (cards is None or cards.matches))
+
+    async def _cards(self, conn: asyncpg.Connection, table_id: str, round_id: str,
+                     steps: list[store.RoundStep]) -> CardCheck:
+        first_card = next((s.seq for s in steps if s.kind in ("card_dealt", "hole_card_dealt")), None)
+        if first_card is None:
+            raise GameError("not_replayable", f"No card was dealt in {round_id}.")
+        shuffled = await conn.fetchrow(
+            """SELECT seq, payload::text AS payload FROM table_events WHERE table_id = $1
+               AND kind = 'shoe_shuffled' AND seq < $2 ORDER BY seq DESC LIMIT 1""", table_id, first_card)
+        if shuffled is None:
+            raise GameError("not_replayable", "The shoe's shuffle is not recorded.")
+        kinds = ["shoe_shuffled", "shoe_cut", "cards_burned", "card_dealt", "hole_card_dealt",
+                 "hole_card_shown", "card_burned", "card_exposed", "shoe_revealed"]
+        events = await store.kinds_after(conn, table_id, shuffled["seq"], kinds, limit=20_000)
+        return replay_cards(msgspec.json.decode(shuffled["payload"]),
                             [(seq, kind, msgspec.json.decode(p)) for seq, kind, p in events],
                             {s.seq for s in steps if s.kind in _DRAWN})
 
 
-def replay_cards(table_id: str, round_id: str, shuffled: dict[str, Any],
-                 events: list[tuple[int, str, dict[str, Any]]], round_seqs: set[int]) -> ReplayReport:
+async def rerun_stretch(conn: asyncpg.Connection, info: TableInfo, first: int, last: int) -> EngineReplay:
+    """Run the table's commands again from the snapshot kept before seq ``first`` through seq
+    ``last`` (a round's first and last events) and compare their events with the stored ones."""
+    kind = game_kind(info.game)
+    snap = await store.kept_snapshot(conn, info.id, first)
+    if snap is None:
+        raise GameError("not_replayable", "This round was played before its table's commands were kept "
+                                          "(migration 0112): it cannot be run again.")
+    logged = await store.logged_commands(conn, info.id, snap.state_command, through_seq=last)
+    numbers = [c.n for c in logged]
+    # The log must hold every command from the snapshot on, the round's last included: the
+    # next command logged (or the table's counter) must follow the last one read.
+    after = numbers[-1] if numbers else snap.state_command
+    nxt = await conn.fetchval(
+        """SELECT coalesce(min(n), (SELECT state_command FROM table_state WHERE table_id = $1))
+           FROM table_commands WHERE table_id = $1 AND n > $2""", info.id, after)
+    if numbers != list(range(snap.state_command + 1, after + 1)) or (nxt is not None and nxt > after + 1):
+        raise GameError("not_replayable", "A command of this stretch is not in the log (one the log could "
+                                          "not hold, or a gap): the round cannot be run again.")
+    through = max([last, *(c.last_seq for c in logged)])
+    stored = await store.stored_events(conn, info.id, snap.state_seq, through)
+    engine = kind.load(snap.state)
+    kind.upgrade(engine, info)
+    compared, mismatch = rerun(kind, info, engine, logged, stored, through)
+    produced = {seq for c in logged for seq in range(c.first_seq, c.last_seq + 1)}
+    own = [ServerEvent(e.seq, e.kind) for e in stored if e.seq not in produced and e.seq <= last]
+    return EngineReplay(snap.state_seq, last, len(logged), compared, own, mismatch is None, mismatch)
+
+
+def replay_cards(shuffled: dict[str, Any], events: list[tuple[int, str, dict[str, Any]]],
+                 round_seqs: set[int]) -> CardCheck:
     """Pure: the cards the shoe dealt (from its shuffle on, ``events`` in seq order) against
     the revealed order, cut and burned, for the round's cards (``round_seqs``: the seqs of
     its events that took a card from the shoe)."""
@@ -244,6 +320,6 @@ def replay_cards(table_id: str, round_id: str, shuffled: dict[str, Any],
             break
     ok = shuffled.get("commitment") == reveal["commitment"] and \
         shoe_commitment(list(reveal["order"]), reveal["salt"]) == reveal["commitment"]
-    return ReplayReport(table_id, round_id, "card_sequence", shuffled.get("commitment", ""), ok, cut_at, burned,
+    return CardCheck(shuffled.get("commitment", ""), ok, cut_at, burned,
                         positions[0] + burned if positions else -1, dealt, expected,
                         difference is None and ok and bool(positions), difference)

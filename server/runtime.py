@@ -2,7 +2,7 @@
 
 Per batch of queued commands: the engine handles each (a GameError rejects that one and
 changes nothing), then ONE PostgreSQL transaction writes the ledger ops, the events with
-their seq, the commands applied (or, at a snapshot, the engine state: ``SNAPSHOT_BATCHES``;
+their seq, the commands applied (and, at a snapshot, the engine state: ``SNAPSHOT_BATCHES``;
 a start replays the log on the snapshot, ``restore``) and the accepted command ids; only after the commit are the
 commands acknowledged and the events broadcast on the table's channel, all of the batch's
 events in one ``events`` message encoded once (one frame per subscriber per batch). If the ledger
@@ -35,6 +35,7 @@ from server.money import open_refs
 from server.policy import ASSIGNED_ROLES
 from server.presence import Presence
 from server.protocol import Accepted, Events, Rejected, TableEvent, TableInterrupted, TableResumed, encoder
+from server.replay import event_tag, rerun
 from server.resources import Resources
 
 log = logging.getLogger("casino.runtime")
@@ -42,10 +43,11 @@ log = logging.getLogger("casino.runtime")
 BATCH = 512  # commands per transaction at most (group commit; issue 7)
 REJECT_MEMORY = 10_000
 # The engine state (~34 KB at a busy table) is written at a snapshot only: when a batch opens
-# a new round, else at least every SNAPSHOT_BATCHES batches; between snapshots a batch logs
-# its commands (a few hundred bytes) instead. 64: a recovery replays at most 64 batches
-# (milliseconds of engine work even at BATCH commands each, and a round's worth in practice),
-# while a betting window's many small batches write the state once per 64 instead of each.
+# a new round, else at least every SNAPSHOT_BATCHES batches; every batch logs its commands (a
+# few hundred bytes). The snapshot a round opens with is kept for disputes (server.replay).
+# 64: a recovery replays at most 64 batches (milliseconds of engine work even at BATCH
+# commands each, and a round's worth in practice), while a betting window's many small
+# batches write the state once per 64 instead of each.
 # CASINO_SNAPSHOT_BATCHES (Settings.snapshot_batches) overrides it (tests force long logs).
 SNAPSHOT_BATCHES = 64
 STOP_WAIT_SECONDS = 10.0  # a stopping table waits this long for its batch under way
@@ -54,11 +56,6 @@ _accepted_decoder = msgspec.json.Decoder(Accepted)
 
 def channel_of(table_id: str) -> str:
     return f"table.{table_id}"
-
-
-def event_tag(event: Any) -> str:
-    tag = getattr(type(event), "__struct_config__", None)
-    return str(tag.tag) if tag is not None and tag.tag is not None else type(event).__name__
 
 
 class LostOwnership(Exception):
@@ -193,33 +190,10 @@ class TableRuntime:
                       loaded.state_seq)
 
     def _replay(self, logged: list[store.LoggedCommand], stored: list[store.StoredEvent], last: int) -> None:
-        """Apply ``logged`` to the engine, each as its actor gave it, and check that each
-        gives exactly the events stored under its seqs (kind, round and JSON). The events
-        no command produced (the server's table_interrupted and table_resumed, a jackpot
-        pool's) are not the engine's and are not compared."""
-        by_seq = {e.seq: e for e in stored}
-        for c in logged:
-            try:
-                command = self.kind.decode_command(c.command)
-                before = self.kind.round_id(self.engine)
-                events = self.kind.engine_events(self.engine, command,
-                                                 self.kind.actor(Principal(c.actor, c.role, self.info.currency)))
-            except Exception as exc:  # accepted when it was applied: a replay must accept it too
-                self._refuse(c.first_seq, f"command {c.n} ({c.role} {c.actor}) now fails: "
-                                          f"{type(exc).__name__}: {exc}")
-            rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
-            for i, (ev, round_id) in enumerate(zip(events, rounds, strict=True)):
-                seq, kind = c.first_seq + i, event_tag(ev)
-                row = by_seq.get(seq) if seq <= min(c.last_seq, last) else None
-                if row is None:
-                    self._refuse(seq, f"command {c.n} gives {kind}, none is stored there for it")
-                elif row.kind != kind or row.round != round_id:
-                    self._refuse(seq, f"command {c.n} gives {kind} in {round_id}, stored: {row.kind} in {row.round}")
-                elif msgspec.json.decode(row.payload) != msgspec.json.decode(encoder.encode(ev)):
-                    self._refuse(seq, f"command {c.n} gives a {kind} event that differs from the stored one")
-            if len(events) < c.last_seq - c.first_seq + 1:
-                self._refuse(c.first_seq + len(events), f"command {c.n} gives {len(events)} events, "
-                                                        f"{c.last_seq - c.first_seq + 1} stored")
+        """Apply ``logged`` to the engine and check their events (``server.replay.rerun``)."""
+        _, mismatch = rerun(self.kind, self.info, self.engine, logged, stored, last)
+        if mismatch is not None:
+            self._refuse(mismatch.seq, mismatch.why)
 
     def _refuse(self, seq: int, why: str) -> NoReturn:
         msg = (f"table {self.info.id}: the commands logged since its snapshot do not reproduce its events at "
@@ -463,8 +437,10 @@ class TableRuntime:
                 n += 1
                 first = seq + len(it.pre) + 1
                 raw = encoder.encode(command)
-                unreadable = unreadable or not self._reads_back(command, raw)
-                logged.append((n, first, first + own - 1, it.who.id, it.who.role, raw.decode()))
+                if self._reads_back(command, raw):
+                    logged.append((n, first, first + own - 1, it.who.id, it.who.role, raw.decode()))
+                else:  # not logged (a replay could not read it): the snapshot stands for it
+                    unreadable = True
             for ev, round_id in zip(events, rounds, strict=True):  # a round per event
                 seq += 1
                 all_events.append(ev)
@@ -482,8 +458,10 @@ class TableRuntime:
         state = self.kind.dump(self.engine)  # (in memory each batch: a rollback reloads it)
         last_round = self.kind.round_id(self.engine)
         every = self.ctx.settings.snapshot_batches or SNAPSHOT_BATCHES
-        snapshot = (self.snapshot_due or last_round != self.round or self.logged_batches + 1 >= every
-                    or unreadable)
+        # Kept for disputes: the state a round opens with (and after a start, or in place of a
+        # command the log cannot hold); not the periodic ones, which the log makes redundant.
+        keep = self.snapshot_due or last_round != self.round or unreadable
+        snapshot = keep or self.logged_batches + 1 >= every
         ops = self.kind.ledger_ops(self.info, all_events)
         async with conn.transaction():
             opened = self.accounts.opened_by(all_events)
@@ -499,11 +477,11 @@ class TableRuntime:
                 await store.audit.record_many(conn, audits)
             # The rest of the batch in one statement, one round trip (issue 7's profile:
             # round trips to PostgreSQL were most of a small batch's cost).
-            # The engine state only at a snapshot; else the batch's commands are logged.
+            # The batch's commands always; the engine state only at a snapshot.
             owned = await store.record_batch(
                 conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, open_refs(tid, self.kind.open_wagers(self.engine)),
-                logged, n, state if snapshot else None,
+                logged, n, state if snapshot else None, keep,
             )
             if not owned:  # fencing: another process owns the table; the transaction rolls back
                 raise LostOwnership(tid)
@@ -520,7 +498,7 @@ class TableRuntime:
     def _reads_back(self, command: Any, raw: bytes) -> bool:
         """Whether a command's JSON decodes to the very command (what a replay would apply).
         One the server built outside what its decoder accepts would stop the table's next
-        start: its batch takes a snapshot instead of logging it."""
+        start: it is not logged, and its batch takes a snapshot (kept) in its place."""
         try:
             if self.kind.decode_command(raw) == command:
                 return True

@@ -1,5 +1,5 @@
 """Game recall (issue 17): a player's last rounds step by step with his balances, and a
-dispute's replay of an RNG blackjack round's cards from its revealed shoe (``server.recall``)."""
+dispute's replay of a round through a fresh engine (``server.recall``)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,11 @@ class RecallController(Controller):
 
     @get("/tables/{table_id:str}/rounds/{round_id:str}/replay", operation_id="ReplayRound",
          guards=[require_roles(*OVERSIGHT)],
-         summary="A dispute: an RNG blackjack round's cards checked against its revealed shoe")
+         summary="A dispute: a round run again through a fresh engine from its kept snapshot",
+         description="Every command from the snapshot kept before the round through its last event is "
+                     "applied again as its actor gave it and each event compared with the stored one. At an "
+                     "RNG blackjack table, once the shoe is revealed, the round's cards are also checked "
+                     "against the revealed order. `not_replayable`: a round played before commands were "
+                     "kept, or a command missing from the log.")
     async def replay(self, table_id: str, round_id: str, recall_service: RecallService) -> ReplayReport:
         return await recall_service.replay(table_id, round_id)

@@ -1,6 +1,6 @@
 """Every SQL statement of the server, one module per kind of row:
 
-- ``users``: people and the login throttle;
+- ``users``: people, the login throttle and the tokens ended by a logout;
 - ``tables``: tables as configured, their staff and authorisations, the change notice;
 - ``state``: a table's committed engine state (a snapshot and the log of the commands
   applied since), and the statement that commits a batch;
@@ -37,6 +37,7 @@ from server.store.state import (
     Snapshot,
     StoredEvent,
     create_state,
+    kept_snapshot,
     load_state,
     logged_commands,
     record_batch,
@@ -53,7 +54,7 @@ from server.store.tables import (
     load_tables,
     notify_table_changed,
 )
-from server.store.users import authenticate, create_user, get_user, list_users
+from server.store.users import authenticate, create_user, get_user, list_users, revoke_token, revoked_among
 
 # The packages whose migrations make this server's schema, in the order they apply.
 SCHEMA: tuple[str, ...] = ("games.ledger", "server")
@@ -66,9 +67,9 @@ __all__ = [
     "TableLease", "beat", "hand_back", "hand_back_all", "live_processes", "open_table_leases",
     "renew_leases", "stopped", "table_lease", "take_lease",
     "RoundRef", "played_round", "player_rounds",
-    "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "load_state", "logged_commands", "record_batch",
-    "replace_state", "stored_events",
+    "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "kept_snapshot", "load_state", "logged_commands",
+    "record_batch", "replace_state", "stored_events",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
-    "authenticate", "create_user", "get_user", "list_users",
+    "authenticate", "create_user", "get_user", "list_users", "revoke_token", "revoked_among",
 ]

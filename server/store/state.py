@@ -1,13 +1,15 @@
-"""A table's committed engine state (``table_state``), the log of the commands applied since
-its last snapshot (``table_commands``), and the one statement that commits a batch of its
-commands: the lease fence, the events, who played, the accepted command ids, and either the
-batch's commands (appended to the log) or a new snapshot of the state (the log it covers
-deleted), together.
+"""A table's committed engine state (``table_state``), the log of the commands it applied
+(``table_commands``), the snapshots kept for disputes (``table_snapshots``), and the one
+statement that commits a batch of its commands: the lease fence, the events, who played, the
+accepted command ids, the batch's commands appended to the log and, at a snapshot, the state
+after the batch, together.
 
 The state is not rewritten per batch (issue 14): ``seq``, ``round`` and ``open_refs`` follow
 every batch, the state itself only at a snapshot (``server.runtime`` says when). A restart
-loads the snapshot and replays the logged commands through the engine, checking each one's
-events against ``table_events`` (``TableRuntime.restore``)."""
+loads the snapshot and replays the commands logged after it through the engine, checking each
+one's events against ``table_events`` (``TableRuntime.restore``). The log is kept whole and the
+snapshot a round opens with is kept beside it, so a dispute can run any round again through a
+fresh engine (``server.replay``)."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ class Snapshot(NamedTuple):
 
 
 class LoggedCommand(NamedTuple):
-    """A command the table applied after its snapshot, as applied, with who gave it."""
+    """A command the table applied, as applied, with who gave it."""
 
     n: int  # the table's command counter
     first_seq: int  # its events: first_seq..last_seq (none when last_seq < first_seq)
@@ -51,31 +53,50 @@ async def load_state(conn: asyncpg.Connection, table_id: str) -> Snapshot | None
     return Snapshot(row["seq"], row["state_seq"], row["state_command"], bytes(row["state"])) if row else None
 
 
-async def logged_commands(conn: asyncpg.Connection, table_id: str, after: int) -> list[LoggedCommand]:
-    """The commands logged after command ``after`` (the snapshot's), in order."""
+async def logged_commands(conn: asyncpg.Connection, table_id: str, after: int,
+                          through_seq: int | None = None) -> list[LoggedCommand]:
+    """The commands logged after command ``after`` (a snapshot's), in order; with
+    ``through_seq``, only those whose events start at or before that seq."""
     rows = await conn.fetch(
         """SELECT n, first_seq, last_seq, actor, role, command::text AS command FROM table_commands
-           WHERE table_id = $1 AND n > $2 ORDER BY n""",
-        table_id, after,
+           WHERE table_id = $1 AND n > $2 AND ($3::bigint IS NULL OR first_seq <= $3) ORDER BY n""",
+        table_id, after, through_seq,
     )
     return [LoggedCommand(r["n"], r["first_seq"], r["last_seq"], r["actor"], r["role"], r["command"].encode())
             for r in rows]
 
 
-async def stored_events(conn: asyncpg.Connection, table_id: str, after: int) -> list[StoredEvent]:
-    """The table's events after seq ``after``, in order (what a replay is checked against)."""
+async def stored_events(conn: asyncpg.Connection, table_id: str, after: int,
+                        through: int | None = None) -> list[StoredEvent]:
+    """The table's events after seq ``after`` (through seq ``through``), in order: what a
+    replay is checked against."""
     rows = await conn.fetch(
         """SELECT seq, round, kind, payload::text AS payload FROM table_events
-           WHERE table_id = $1 AND seq > $2 ORDER BY seq""",
-        table_id, after,
+           WHERE table_id = $1 AND seq > $2 AND ($3::bigint IS NULL OR seq <= $3) ORDER BY seq""",
+        table_id, after, through,
     )
     return [StoredEvent(r["seq"], r["round"], r["kind"], r["payload"].encode()) for r in rows]
 
 
+async def kept_snapshot(conn: asyncpg.Connection, table_id: str, before_seq: int) -> Snapshot | None:
+    """The last snapshot kept for disputes that was taken before event ``before_seq``."""
+    row = await conn.fetchrow(
+        """SELECT state_seq, state_command, state FROM table_snapshots
+           WHERE table_id = $1 AND state_seq < $2 ORDER BY state_seq DESC, state_command DESC LIMIT 1""",
+        table_id, before_seq,
+    )
+    return Snapshot(row["state_seq"], row["state_seq"], row["state_command"], bytes(row["state"])) if row else None
+
+
 async def create_state(conn: asyncpg.Connection, table_id: str, round_id: str, state: bytes) -> None:
-    """A new table's first state, at seq 0 (a table that has one keeps it)."""
+    """A new table's first state, at seq 0 (a table that has one keeps it), kept for disputes too."""
     await conn.execute(
-        "INSERT INTO table_state (table_id, seq, round, state) VALUES ($1, 0, $2, $3) ON CONFLICT DO NOTHING",
+        """WITH first AS (
+               INSERT INTO table_state (table_id, seq, round, state) VALUES ($1, 0, $2, $3)
+               ON CONFLICT DO NOTHING RETURNING table_id
+           )
+           INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
+           SELECT table_id, 0, 0, $3 FROM first""",
         table_id, round_id, state,
     )
 
@@ -85,8 +106,9 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
     await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", table_id, state)
 
 
-# Fence (renew the lease only if this process still owns the table), events, who played and
-# the accepted command ids; then either the log or the snapshot: one statement per batch.
+# Fence (renew the lease only if this process still owns the table), events, who played, the
+# accepted command ids and the commands; then seq, round and open refs (and at a snapshot the
+# state): one statement per batch.
 _BATCH = """
 WITH fence AS (
     UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
@@ -104,28 +126,30 @@ WITH fence AS (
     SELECT u.user_id, u.cid, $1, u.result::jsonb
     FROM unnest($13::text[], $14::text[], $15::text[]) AS u(user_id, cid, result)
     ON CONFLICT DO NOTHING
-)"""
-
-# Most batches: the commands appended to the log; seq, round and open refs follow.
-_RECORD_BATCH = _BATCH + """, commands AS (
+), commands AS (
     INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
     SELECT $1, u.n, u.first_seq, u.last_seq, u.actor, u.role, u.command::json
     FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[])
          AS u(n, first_seq, last_seq, actor, role, command)
-), state AS (
+)"""
+
+# Most batches: seq, round and open refs follow.
+_RECORD_BATCH = _BATCH + """, state AS (
     UPDATE table_state SET seq = $4, round = $5, open_refs = $16, updated_at = now()
     WHERE table_id = $1
 )
 SELECT count(*) FROM fence
 """
 
-# A snapshot: the state after the batch (its commands need no log), the log it covers deleted.
-_RECORD_SNAPSHOT = _BATCH + """, pruned AS (
-    DELETE FROM table_commands WHERE table_id = $1 AND n <= $18
-), state AS (
-    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, state = $17, state_seq = $4,
-                           state_command = $18, updated_at = now()
+# A snapshot: the state after the batch (a restart replays only the commands after it); one
+# a round opens with is kept for disputes.
+_RECORD_SNAPSHOT = _BATCH + """, state AS (
+    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, state = $23, state_seq = $4,
+                           state_command = $24, updated_at = now()
     WHERE table_id = $1
+), kept AS (
+    INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
+    SELECT $1, $4, $24, $23 WHERE $25 ON CONFLICT DO NOTHING
 )
 SELECT count(*) FROM fence
 """
@@ -141,14 +165,15 @@ CommandRow = tuple[int, int, int, str, str, str]
 async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, lease_seconds: float, seq: int,
                        round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
                        results: Sequence[ResultRow], open_refs: list[str], commands: Sequence[CommandRow],
-                       last_command: int, snapshot: bytes | None) -> bool:
+                       last_command: int, snapshot: bytes | None, keep: bool = False) -> bool:
     """Commit a batch in one statement, one round trip: renew ``owner``'s lease on the table,
     append ``events``, the ``(player, round)`` pairs who played, each accepted command's
-    answer (a retry gets it again), the table's ``seq``, ``round_id`` and the ledger refs of
-    the wagers it still holds in play; and either the batch's ``commands`` appended to the
-    log or, with ``snapshot``, the state after the batch (taken at ``seq`` and command
-    ``last_command``, the table's command counter) replacing the log. False if ``owner`` no
-    longer holds the table (fencing): the caller's transaction must roll back."""
+    answer (a retry gets it again), the batch's ``commands`` appended to the log, the
+    table's ``seq``, ``round_id`` and the ledger refs of the wagers it still holds in play;
+    and with ``snapshot`` the state after the batch (taken at ``seq`` and command
+    ``last_command``, the table's command counter), also kept for disputes with ``keep``.
+    False if ``owner`` no longer holds the table (fencing): the caller's transaction must
+    roll back."""
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)
     head = (
@@ -157,9 +182,9 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
         [r[0] for r in results], [r[1] for r in results], [r[3] for r in results],
         open_refs,
     )
+    logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
     if snapshot is not None:
-        owned = await conn.fetchval(_RECORD_SNAPSHOT, *head, snapshot, last_command)
+        owned = await conn.fetchval(_RECORD_SNAPSHOT, *head, *logged, snapshot, last_command, keep)
     else:
-        logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
         owned = await conn.fetchval(_RECORD_BATCH, *head, *logged)
     return bool(owned)

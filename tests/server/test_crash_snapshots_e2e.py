@@ -2,7 +2,7 @@
 batches (CASINO_SNAPSHOT_BATCHES), a round's many batches leave a snapshot taken mid-round
 and a log of the commands since; the kill lands there, and the restart replays the log to
 the committed state: every acknowledged bet is there, nothing is paid twice, the ledger
-check passes."""
+check passes, and a dispute still runs the interrupted round again from its kept snapshot."""
 
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ async def _stored(db_url: str, table: str) -> tuple[int, int, int]:
     """(seq, the snapshot's seq, commands logged since it) as the database has them."""
     conn = await asyncpg.connect(db_url)
     try:
-        row = await conn.fetchrow("SELECT seq, state_seq FROM table_state WHERE table_id = $1", table)
-        logged = await conn.fetchval("SELECT count(*) FROM table_commands WHERE table_id = $1", table)
+        row = await conn.fetchrow("SELECT seq, state_seq, state_command FROM table_state WHERE table_id = $1", table)
+        logged = await conn.fetchval("SELECT count(*) FROM table_commands WHERE table_id = $1 AND n > $2", table,
+                                     row["state_command"])
     finally:
         await conn.close()
     return row["seq"], row["state_seq"], logged
@@ -124,6 +125,13 @@ async def test_kill_between_snapshots_mid_hand(snappy):
         returned = sorted(f["event"]["amount"] for f in vic.frames if f.get("type") == "event"
                           and f["event"]["type"] == "wager_voided")
         assert returned == [1_000, 2_000, 3_000]
+        # A dispute over the voided hand: it runs again through a fresh engine from the snapshot
+        # kept as it opened, across the kill (the server's interruption is its own, not a command's).
+        inspector = await floor.account("snap-inspector", "inspector")
+        out = await inspector.request("GET", f"/tables/{t}/rounds/{voided['round']}/replay")
+        assert out["matches"] is True and out["engine"]["first_difference"] is None
+        assert "table_interrupted" in [e["kind"] for e in out["engine"]["server_events"]]
+        await inspector.close()
     finally:
         for c in (croupier, uma, vic):
             await c.close()

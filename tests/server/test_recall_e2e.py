@@ -1,6 +1,7 @@
 """Game recall (issue 17): a player's last rounds step by step with his balance before and
 after each (a split hand, balances worked out by hand), who may recall whose rounds, the
-recall page, and a dispute's replay of an RNG blackjack round's cards from its revealed shoe."""
+recall page, and a dispute's replay of a round through a fresh engine (the split hand at a
+live table; an RNG round, its cards then checked against the revealed shoe)."""
 
 from __future__ import annotations
 
@@ -102,10 +103,15 @@ async def test_a_split_hand_recalled_step_by_step(rc_floor, open_page):
         assert [x["round"] for x in seen] == ["round-1"] and seen[0]["steps"] == r["steps"]
         [fr] = await frank.request("GET", "/players/rc-frank/recall")
         assert (fr["balance_before"], fr["balance_after"]) == (100_000, 101_000)
-        # A live table's cards are the croupier's: nothing to replay from a shoe.
-        with pytest.raises(HTTPError) as e:
-            await inspector.request("GET", f"/tables/{T}/rounds/round-1/replay")
-        assert e.value.code == "not_replayable"
+        # A dispute: the split round runs again through a fresh engine, every command as the
+        # croupier and the players gave it (a live table's cards are the croupier's: no shoe).
+        out = await inspector.request("GET", f"/tables/{T}/rounds/round-1/replay")
+        engine = out["engine"]
+        assert out["matches"] is True and engine["matches"] is True and engine["first_difference"] is None
+        assert (out["game"], out["mode"], out["cards"], out["cards_note"]) == ("blackjack", "live", None, "live_table")
+        # shuffle, cut, two sits, two bets, close, five cards, split, three cards, four decisions,
+        # the dealer's card (his hole card at a live table is the croupier's entry too)
+        assert engine["commands"] >= 19 and engine["events"] >= 30 and engine["from_seq"] < engine["through_seq"]
 
         # The page: the round opens step by step, balances before and after.
         page = await open_page.as_user("rc-dave", PASSWORD, "/app/recall.html")
@@ -139,16 +145,18 @@ async def test_rng_round_replayed_from_its_revealed_shoe(rc_floor):
         await gina.stake(RNG, 1, 1_000)
         settled = await gina.next_event(RNG, "round_settled", timeout=60)  # her turn times out to a stand
         rnd = settled["round"]
-        with pytest.raises(HTTPError) as e:  # the shoe is still in play
-            await inspector.request("GET", f"/tables/{RNG}/rounds/{rnd}/replay")
-        assert e.value.code == "shoe_not_revealed"
+        # The shoe is still in play: the engine's run is checked, the cards wait for the reveal.
+        out = await inspector.request("GET", f"/tables/{RNG}/rounds/{rnd}/replay")
+        assert out["engine"]["matches"] is True and out["engine"]["events"] > 0
+        assert (out["cards"], out["cards_note"], out["matches"]) == (None, "shoe_not_revealed", True)
         await croupier.play(RNG, {"type": "reshuffle"})  # no bets down: the shoe ends now
         await gina.next_event(RNG, "shoe_revealed")
         out = await inspector.request("GET", f"/tables/{RNG}/rounds/{rnd}/replay")
-        assert out["method"] == "card_sequence" and out["commitment_ok"] is True
-        assert out["matches"] is True and out["first_difference"] is None
-        assert len(out["dealt"]) >= 3 and out["dealt"] == out["expected"]
-        assert out["first_position"] == out["burned"]  # the shoe's first round
+        cards = out["cards"]
+        assert out["matches"] is True and out["engine"]["matches"] is True and out["cards_note"] == ""
+        assert cards["commitment_ok"] is True and cards["matches"] is True and cards["first_difference"] is None
+        assert len(cards["dealt"]) >= 3 and cards["dealt"] == cards["expected"]
+        assert cards["first_position"] == cards["burned"]  # the shoe's first round
         with pytest.raises(HTTPError) as e:
             await gina.request("GET", f"/tables/{RNG}/rounds/{rnd}/replay")
         assert e.value.status == 403

@@ -1,6 +1,9 @@
 """A table's state is a snapshot plus the log of the commands applied since (issue 14): a
 restart replays the log through the engine and must land on exactly the state the table
-had committed, byte for byte, or refuse to start the table.
+had committed, byte for byte, or refuse to start the table. The log is kept whole, with the
+snapshot each round opens with, so a dispute runs any past round again through a fresh
+engine (issue 17, ``server.recall.rerun_stretch``): every round of the random play does, and
+a tampered history is found at the very event.
 
 The runtime runs here in the test's process on a real PostgreSQL, with the test as its
 clock (it fires each timer the kind asks for, RNG draws included) and a seeded random
@@ -20,6 +23,7 @@ import pytest
 
 from blackjack import commands as BC
 from blackjack.phases import Phase
+from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.model import Kind
 from games.ledger.store import Ledger
@@ -31,6 +35,7 @@ from server.config import Settings
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
 from server.protocol import Accepted
+from server.recall import rerun_stretch
 from server.runtime import Item, ReplayRefused, TableRuntime
 from server.store.limits import LimitsStore
 
@@ -178,7 +183,7 @@ class Table:
 
     async def check_restore(self) -> int:
         """Restore the table from the database and compare with the live runtime: the
-        number of commands that were replayed."""
+        number of commands that were replayed (those logged after the snapshot)."""
         rt = self.rt
         assert rt is not None
         other = await self.restored()
@@ -188,13 +193,31 @@ class Table:
         async with self.ctx.pool.acquire() as conn:
             row = await conn.fetchrow("SELECT seq, state_seq, state_command FROM table_state WHERE table_id = $1",
                                       self.info.id)
-            logged = await conn.fetch("SELECT n, first_seq, last_seq FROM table_commands WHERE table_id = $1"
-                                      " ORDER BY n", self.info.id)
+            kept = await conn.fetch("SELECT n, first_seq, last_seq FROM table_commands WHERE table_id = $1"
+                                    " ORDER BY n", self.info.id)
         assert row["seq"] == rt.seq
-        # The log holds exactly the commands after the snapshot, numbered on from it.
+        # The log is kept (every command the table applied but one it could not hold); a
+        # restart replays those after the snapshot, numbered on from it.
+        numbers = [c["n"] for c in kept]
+        assert numbers == sorted(set(numbers)) and set(numbers) <= set(range(1, rt.command + 1))
+        logged = [c for c in kept if c["n"] > row["state_command"]]
         assert [c["n"] for c in logged] == list(range(row["state_command"] + 1, rt.command + 1))
         assert all(row["state_seq"] < c["first_seq"] <= c["last_seq"] + 1 <= rt.seq + 1 for c in logged)
         return len(logged)
+
+    async def check_disputes(self) -> int:
+        """Every round played so far, run again from its kept snapshot: each matches. The
+        number of rounds replayed."""
+        rounds = 0
+        async with self.ctx.pool.acquire() as conn:
+            spans = await conn.fetch("SELECT round, min(seq) AS first, max(seq) AS last FROM table_events "
+                                     "WHERE table_id = $1 AND round <> '' GROUP BY round", self.info.id)
+            for r in spans:
+                out = await rerun_stretch(conn, self.info, r["first"], r["last"])
+                assert out.matches and out.first_difference is None, (r["round"], out.first_difference)
+                assert out.events + len(out.server_events) > 0 and out.from_seq < r["first"]
+                rounds += 1
+        return rounds
 
 
 def _where(restored: bytes, live: bytes) -> str:
@@ -268,12 +291,15 @@ async def test_a_restore_replays_to_the_live_state_byte_for_byte(pool, game, pro
     for _ in range(60):
         await table.step()
     await table.check_restore()
+    # Every round, the ones across the restart included, runs again from its kept snapshot.
+    assert await table.check_disputes() >= len(table.rounds) - 1
     assert await ctx.ledger.check() == []
     assert "does not read back" not in caplog.text  # every command was logged, none forced a snapshot
 
 
-async def test_the_log_is_cut_at_each_snapshot(pool):
-    """With snapshots every 3 batches, no more than 2 batches' commands are ever logged."""
+async def test_a_restart_replays_only_what_the_snapshot_lacks(pool):
+    """With snapshots every 3 batches, a restart replays no more than 2 batches' commands;
+    the log keeps them all."""
     ctx = _ctx(pool, 3)
     table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-cut"), random.Random(7))
     await table.start()
@@ -285,8 +311,11 @@ async def test_the_log_is_cut_at_each_snapshot(pool):
         assert isinstance(answer, Accepted)
         await table.check_restore()
         async with pool.acquire() as conn:
-            logged = await conn.fetchval("SELECT count(*) FROM table_commands WHERE table_id = 'rp-cut'")
+            logged = await conn.fetchval("SELECT count(*) FROM table_commands c JOIN table_state s USING (table_id) "
+                                         "WHERE table_id = 'rp-cut' AND c.n > s.state_command")
+            kept = await conn.fetchval("SELECT count(*) FROM table_commands WHERE table_id = 'rp-cut'")
         assert logged == table.rt.logged_batches <= 2
+        assert kept == table.rt.command
         seen.add(logged)
     assert seen == {0, 1, 2}
 
@@ -361,3 +390,59 @@ async def test_a_command_that_does_not_read_back_makes_its_batch_a_snapshot(pool
     assert await table.check_restore() == 0
     await rt.submit(ann, "b2", RC.PlaceBet(spot="noir", amount=500))  # logged again
     assert await table.check_restore() == 1
+
+
+async def _past_rounds(pool: Any, table_id: str) -> tuple[Table, list[Any]]:
+    """Three spins with bets on a roulette table: its rounds' (round, first seq, last seq)."""
+    ctx = _ctx(pool, 4)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", table_id), random.Random(11))
+    await table.start()
+    assert table.rt is not None
+    await table.fire()  # the first spin opens (each next one opens as the last settles)
+    for spin in range(3):
+        for i, spot in enumerate(("rouge", "plein 17", "noir", "cheval 0/3", "pair", "passe")):
+            await table.rt.submit(Principal(PLAYERS[i % 3], "player"), f"s{spin}b{i}",
+                                  RC.PlaceBet(spot=spot, amount=500))
+        while table.rt.kind.round_id(table.rt.engine) == f"spin-{spin + 1}":  # to the settlement
+            await table.fire()
+    async with pool.acquire() as conn:
+        spans = await conn.fetch("SELECT round, min(seq) AS first, max(seq) AS last FROM table_events "
+                                 "WHERE table_id = $1 AND round <> '' GROUP BY round ORDER BY 2", table_id)
+    return table, spans
+
+
+async def test_a_dispute_finds_a_tampered_event_of_a_past_round(pool):
+    """A stored event of a round long settled is altered: the round's replay names that seq;
+    the rounds before it still match."""
+    table, spans = await _past_rounds(pool, "rp-dispute")
+    placed = [s for s in spans if s["last"] - s["first"] > 6]
+    assert len(placed) >= 2
+    target = placed[0]
+    async with pool.acquire() as conn:
+        seq = await conn.fetchval("SELECT max(seq) FROM table_events WHERE table_id = 'rp-dispute' AND round = $1 "
+                                  "AND kind = 'wager_placed'", target["round"])
+        assert (await rerun_stretch(conn, table.info, target["first"], target["last"])).matches
+        await conn.execute("UPDATE table_events SET payload = jsonb_set(payload, '{amount}', '5000') "
+                           "WHERE table_id = 'rp-dispute' AND seq = $1", seq)
+        out = await rerun_stretch(conn, table.info, target["first"], target["last"])
+        assert not out.matches and out.first_difference is not None
+        assert out.first_difference.seq == seq and "differs from the stored one" in out.first_difference.why
+        later = await rerun_stretch(conn, table.info, placed[-1]["first"], placed[-1]["last"])
+        assert later.matches  # the round after it starts from its own kept snapshot
+
+
+async def test_a_dispute_refuses_a_round_whose_log_has_a_hole(pool):
+    table, spans = await _past_rounds(pool, "rp-hole")
+    target = [s for s in spans if s["last"] - s["first"] > 6][0]
+    async with pool.acquire() as conn:
+        n = await conn.fetchval("SELECT max(n) FROM table_commands WHERE table_id = 'rp-hole' AND last_seq <= $1",
+                                target["last"])
+        await conn.execute("DELETE FROM table_commands WHERE table_id = 'rp-hole' AND n = $1", n)
+        with pytest.raises(GameError) as refused:
+            await rerun_stretch(conn, table.info, target["first"], target["last"])
+        assert refused.value.code == "not_replayable"
+        # A round played before commands were kept (its snapshots gone): not replayable either.
+        await conn.execute("DELETE FROM table_snapshots WHERE table_id = 'rp-hole'")
+        with pytest.raises(GameError) as refused:
+            await rerun_stretch(conn, table.info, spans[-1]["first"], spans[-1]["last"])
+        assert refused.value.code == "not_replayable" and "before" in refused.value.message
