@@ -48,6 +48,7 @@ SEE_ANY_WALLET = ("inspector", "cashier", "director", "admin")  # list, balance,
 CASHIER = ("cashier",)  # deposit, cash out
 CREDIT = ("inspector",)  # Art. 16
 UNCLAIMED_REGISTER = ("cashier", "inspector", "director", "admin")  # Art. 19: the register; claims: CASHIER
+COUNTERSIGN = ("inspector",)  # Art. 19 / Art. 37: the Controllore comunale's signature on a register item
 OVERSIGHT = ("inspector", "director", "admin")  # ledger check, audit log, anyone's rounds and recalls
 OPEN_TABLES = ("director", "admin")  # create tables, assign staff
 DIRECTION = ("director",)  # Art. 15: authorise a chef, close and archive a table

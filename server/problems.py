@@ -47,6 +47,8 @@ STATUS_BY_CODE = {
     "id_conflict": 409,
     "already_claimed": 409,
     "already_expired": 409,
+    "already_countersigned": 409,  # the unclaimed register: another inspector signed the item
+    "own_unclaimed": 403,  # ... and nobody countersigns an item he recorded himself
     "table_unavailable": 503,
     "outcome_unknown": 504,  # the table's server took it and did not answer in time: it may apply it
     "too_many_attempts": 429,
@@ -119,7 +121,7 @@ def problem_handler(request: Request, exc: Exception) -> Response:
 # What each status means on this API, for the OpenAPI document.
 _REFUSALS = {
     400: "Malformed request: bad JSON, a field of the wrong type, unknown fields, forbidden text",
-    401: "Not logged in, or the token expired",
+    401: "Not logged in, or the token expired or was logged out",
     403: "Your role (or your assignment) does not allow this",
     404: "No such user, table, round or account",
     409: "It exists already, or the id was used with other content",
@@ -154,6 +156,8 @@ def document_refusals(app: Litestar) -> None:
                 statuses |= {401, 429}
             if route.path == "/auth/session":  # the pages' login (and from another origin: 403), and logout
                 statuses |= {401, 403, 429}
+            if route.path == "/auth/logout":  # the caller's own token (a revoked one: 401)
+                statuses.add(401)
             handler.responses = {
                 **{status: ResponseSpec(ProblemDetails, description=_REFUSALS[status], media_type=MEDIA_TYPE,
                                         generate_examples=False)

@@ -3,8 +3,8 @@ table declared abandoned, or wins nobody collected, kept on the table's ``unclai
 account until the player claims them at the cashier or, after the configured period, they
 go to the table's float (its bank).
 
-Nothing is stored here of its own: the register is read from the ledger and the tables'
-events. An item is one ``unclaimed`` transfer into a table's register (``server.money``,
+Nothing but the countersignatures (below) is stored here: the register is read from the
+ledger and the tables' events. An item is one ``unclaimed`` transfer into a table's register (``server.money``,
 from the engines' ``ChipsUnclaimed``: ``<table>/unclaimed/<round>/<player>/<bets|wins>``),
 with who recorded it from the table's ``unclaimed_recorded`` event. It is *closed* by
 exactly one ledger transfer out of the register, whose id is the item's
@@ -16,9 +16,17 @@ content (``id_conflict``):
   online player to his wallet;
 * expired (code ``unclaimed_expired``): ``unclaimed:<table>:<CUR>`` -> ``bank:<table>:<CUR>``,
   "versate nella dotazione del tavolo", ``CASINO_UNCLAIMED_DAYS`` (default 30: the seeds set
-  no period) after it was recorded.
+  no period) after it was recorded, and only once it is *countersigned*.
 
-Every closing is written with its audit record in one transaction, under a lock on the item.
+What is stored here: the municipal controller's countersignature (the item goes to
+the float "dopo essere state registrate sia dal capo che dal Controllore comunale"): an
+inspector, never the person who recorded the item, signs it once (table
+``unclaimed_countersignatures``, migration 0114). Until then expiry leaves the item open
+past its period (``awaiting_countersignature``). A claim needs no countersignature: the
+chips are the player's, and the cashier's payment is itself recorded and audited.
+
+Every closing and every countersignature is written with its audit record in one
+transaction, under a lock on the item.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from games.ledger.model import MAX_REF, Transfer
 from games.ledger.store import Ledger
 from games.players import is_floor
 from server.auth import Principal
+from server.policy import COUNTERSIGN
 from server.store import audit
 
 DEFAULT_DAYS = 30  # Art. 19 / Art. 37 say "if not requested", no period: the house's setting
@@ -87,6 +96,10 @@ class UnclaimedItem(msgspec.Struct, kw_only=True):
     claimed_by: str = ""  # the cashier who paid it
     claimed_for: str = ""  # the player he paid
     paid_to: str = ""  # the account credited: cashier:<CUR> (cash), a wallet, or the table's bank
+    countersigned_by: str = ""  # the inspector (Controllore comunale) who countersigned it
+    countersigned_at: str = ""
+    # Open, past expires_at, not countersigned: expiry leaves it in the register until it is.
+    awaiting_countersignature: bool = False
 
 
 def item_id(ledger_id: str) -> str:
@@ -99,9 +112,11 @@ def close_id(item: str) -> str:
 
 
 async def register(conn: asyncpg.Connection | asyncpg.Pool, *, status: str | None = None, table: str | None = None,
-                   days: int | None = None) -> list[UnclaimedItem]:
-    """Every item of the register (of ``table``; with ``status``), oldest first."""
+                   days: int | None = None, as_of: datetime | None = None) -> list[UnclaimedItem]:
+    """Every item of the register (of ``table``; with ``status``), oldest first;
+    ``awaiting_countersignature`` as of ``as_of`` (now)."""
     days = unclaimed_days() if days is None else days
+    as_of = as_of or datetime.now(UTC)
     accs = await conn.fetch(
         "SELECT id, currency FROM ledger_accounts WHERE kind = 'unclaimed' "
         "AND ($1::text IS NULL OR split_part(id, ':', 2) = $1) ORDER BY id", table)
@@ -114,6 +129,9 @@ async def register(conn: asyncpg.Connection | asyncpg.Pool, *, status: str | Non
     closings = {r["id"]: r for r in await conn.fetch(
         "SELECT id, credit, code, ref, at FROM ledger_transfers "
         "WHERE debit = ANY($1::text[]) AND code = ANY($2::text[])", ids, [CLAIMED, EXPIRED])}
+    signed = {r["ledger_id"]: r for r in await conn.fetch(
+        "SELECT ledger_id, signed_by, signed_at FROM unclaimed_countersignatures WHERE ledger_id = ANY($1::text[])",
+        [r["id"] for r in origins])}
     tables = sorted({a.split(":")[1] for a in ids})
     recorded: dict[tuple[str, int, str, str], str] = {}
     for r in await conn.fetch(
@@ -133,6 +151,8 @@ async def register(conn: asyncpg.Connection | asyncpg.Pool, *, status: str | Non
             id=iid, table=tbl, round=rnd, left=left, player=player, floor=is_floor(player), amount=r["amount"],
             currency=r["currency"], at=r["at"].isoformat(), recorded_by=recorded.get((tbl, rnd, player, left), ""),
             ledger_id=r["id"], expires_at=(r["at"] + timedelta(days=days)).isoformat())
+        if (s := signed.get(r["id"])) is not None:
+            item.countersigned_by, item.countersigned_at = s["signed_by"], s["signed_at"].isoformat()
         c = closings.get(close_id(iid))
         if c is not None:
             item.closed_at, item.paid_to = c["at"].isoformat(), c["credit"]
@@ -140,6 +160,8 @@ async def register(conn: asyncpg.Connection | asyncpg.Pool, *, status: str | Non
                 item.status, item.claimed_by, item.claimed_for = "claimed", c["ref"], player
             else:
                 item.status = "expired"
+        item.awaiting_countersignature = (item.status == "open" and not item.countersigned_by
+                                          and r["at"] + timedelta(days=days) <= as_of)
         if status is None or item.status == status:
             out.append(item)
     return out
@@ -189,30 +211,64 @@ async def claim(pool: asyncpg.Pool, ledger: Ledger, by: Principal, item: str, pl
             return await find(conn, item)
 
 
+async def countersign(pool: asyncpg.Pool, by: Principal, item: str) -> UnclaimedItem:
+    """The municipal controller (an inspector) countersigns an open item the chef recorded,
+    so that it may go to the table's float once its period is over (Art. 19 / Art. 37).
+    Once per item: the same inspector again gets the item back unchanged; another is
+    ``already_countersigned``; whoever recorded the item never countersigns it
+    (``own_unclaimed``)."""
+    if by.role not in COUNTERSIGN:
+        raise GameError("forbidden", "Only an inspector (the Controllore comunale) countersigns the register.")
+    async with pool.acquire() as conn:
+        async with conn.transaction():  # the countersignature is written only with its audit record
+            await _lock(conn, item)
+            it = await find(conn, item)
+            if it.countersigned_by == by.id:
+                return it  # idempotent: a repeated request changes nothing and records nothing
+            if it.countersigned_by:
+                raise GameError("already_countersigned", f"Item {it.id} was countersigned by {it.countersigned_by} "
+                                                         f"on {it.countersigned_at}.")
+            if it.recorded_by and it.recorded_by == by.id:
+                raise GameError("own_unclaimed", f"Item {it.id} was recorded by you: another person countersigns it.")
+            _refuse_closed(it)
+            await conn.execute("INSERT INTO unclaimed_countersignatures (item, ledger_id, signed_by) "
+                               "VALUES ($1, $2, $3)", it.id, it.ledger_id, by.id)
+            await audit.record(conn, by, "unclaimed.countersign", it.id,
+                               {"table": it.table, "round": it.round, "player": it.player, "amount": it.amount,
+                                "currency": it.currency, "recorded_by": it.recorded_by, "ledger_id": it.ledger_id})
+            return await find(conn, item)
+
+
 async def expire(pool: asyncpg.Pool, ledger: Ledger, *, as_of: datetime | None = None, days: int | None = None,
                  by: Principal = SYSTEM) -> list[UnclaimedItem]:
-    """Every open item recorded at least ``days`` before ``as_of`` (now) goes to its table's
-    float (the bank). Idempotent: a second run finds nothing more to move."""
+    """Every open, countersigned item recorded at least ``days`` before ``as_of`` (now) goes
+    to its table's float (the bank); one not countersigned stays open (it is listed as
+    ``awaiting_countersignature``). Idempotent: a second run finds nothing more to move."""
     days = unclaimed_days() if days is None else days
     as_of = as_of or datetime.now(UTC)
     due_before = as_of - timedelta(days=days)
-    due = [it for it in await register(pool, status="open", days=days)
+    due = [it for it in await register(pool, status="open", days=days, as_of=as_of)
            if datetime.fromisoformat(it.at) <= due_before]
+    held = [it for it in due if not it.countersigned_by]
+    if held:
+        log.info("unclaimed: %d item(s) past %d days await the controller's countersignature", len(held), days)
+    due = [it for it in due if it.countersigned_by]
     done: list[UnclaimedItem] = []
     for it in due:
         async with pool.acquire() as conn:
             async with conn.transaction():
                 await _lock(conn, it.id)
                 now = await find(conn, it.id)
-                if now.status != "open":
-                    continue  # claimed or expired meanwhile
+                if now.status != "open" or not now.countersigned_by:
+                    continue  # claimed or expired meanwhile (a countersignature is never withdrawn)
                 bank = accounts.bank(it.table, it.currency)
                 await ledger.apply([Transfer(close_id(it.id), accounts.unclaimed(it.table, it.currency), bank,
                                              it.amount, EXPIRED, ref=f"unclaimed for {days} days")], conn=conn)
                 await audit.record(conn, by, "unclaimed.expire", it.id,
                                    {"table": it.table, "round": it.round, "player": it.player, "amount": it.amount,
                                     "currency": it.currency, "paid_to": bank, "days": days,
-                                    "as_of": as_of.isoformat(), "ledger_id": close_id(it.id)})
+                                    "as_of": as_of.isoformat(), "ledger_id": close_id(it.id),
+                                    "recorded_by": it.recorded_by, "countersigned_by": it.countersigned_by})
                 done.append(await find(conn, it.id))
     return done
 

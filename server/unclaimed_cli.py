@@ -4,8 +4,13 @@ the database (DATABASE_URL, else the embedded PostgreSQL), like ``casino report 
 
 ``expire`` moves every open item recorded at least ``--days`` (``CASINO_UNCLAIMED_DAYS``,
 default 30) before ``--as-of`` (default now; a date or an ISO time, UTC unless it says)
-to its table's float, each with its ledger transfer and audit record; run again it moves
-nothing more. It prints the items it moved as JSON."""
+to its table's float, each with its ledger transfer and audit record, once an inspector
+has countersigned it (``POST /unclaimed/{id}/countersign``: the Controllore comunale's
+signature, Art. 19; this command has no logged-in inspector, so it does not sign); run
+again it moves nothing more. It prints the items it moved as JSON, and on stderr how many
+due items it left open awaiting their countersignature (``list`` shows them as
+``"awaiting_countersignature": true``, with ``countersigned_by``/``countersigned_at`` on
+the others)."""
 
 from __future__ import annotations
 
@@ -48,6 +53,11 @@ async def _run(args: argparse.Namespace) -> int:
     try:
         if args.unclaimed == "expire":
             items = await unclaimed.expire(pool, Ledger(pool), as_of=args.as_of, days=args.days)
+            held = [it for it in await unclaimed.register(pool, status="open", days=args.days, as_of=args.as_of)
+                    if it.awaiting_countersignature]
+            if held:
+                print(f"unclaimed expire: {len(held)} item(s) past their period await an inspector's "
+                      f"countersignature: {', '.join(it.id for it in held)}", file=sys.stderr)
         else:
             items = await unclaimed.register(pool, status=args.status, table=args.table)
     finally:

@@ -1,6 +1,7 @@
 """``/unclaimed``: the tables' register of unclaimed chips and wins (roulette Art. 19,
 blackjack Campione Art. 37; ``server.unclaimed``): listed for the cashier and oversight,
-claimed by the cashier for the player who left them."""
+claimed by the cashier for the player who left them, countersigned by an inspector (the
+Controllore comunale) before what nobody claims may go to the table's float."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from litestar.params import Parameter
 from games.ledger.store import Ledger
 from server import unclaimed
 from server.auth import Principal
-from server.policy import CASHIER, UNCLAIMED_REGISTER, require_roles
+from server.policy import CASHIER, COUNTERSIGN, UNCLAIMED_REGISTER, require_roles
 
 
 class UnclaimedClaim(msgspec.Struct, forbid_unknown_fields=True):
@@ -44,3 +45,11 @@ class UnclaimedController(Controller):
     async def claim(self, caller: Principal, item_id: str, data: UnclaimedClaim, pool: asyncpg.Pool,
                     ledger: Ledger) -> unclaimed.UnclaimedItem:
         return await unclaimed.claim(pool, ledger, caller, item_id, data.player)
+
+    @post("/unclaimed/{item_id:str}/countersign", operation_id="CountersignUnclaimed", status_code=200,
+          guards=[require_roles(*COUNTERSIGN)],
+          summary="The Controllore comunale's countersignature on an open item (Art. 19): needed before it "
+                  "may go to the table's float; once (the same inspector again: unchanged; another: "
+                  "already_countersigned), never by whoever recorded it (own_unclaimed)")
+    async def countersign(self, caller: Principal, item_id: str, pool: asyncpg.Pool) -> unclaimed.UnclaimedItem:
+        return await unclaimed.countersign(pool, caller, item_id)

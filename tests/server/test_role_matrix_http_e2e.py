@@ -69,7 +69,7 @@ ROUTES = [
     ("GET", "/rounds", None, ALL),
     ("GET", "/rounds?user={user}", None, {"player"} | OVERSIGHT),
     # Game recall (issue 17): a player's own rounds, or anyone's for oversight (never the cashier);
-    # a dispute's replay for oversight (the roulette table's round: refused not_replayable on its merits).
+    # a dispute's replay for oversight (the roulette table's round, run again through a fresh engine).
     ("GET", "/players/{user}/recall", None, {"player"} | OVERSIGHT),
     ("GET", "/tables/{table_id}/rounds/{round_id}/replay", None, OVERSIGHT),
     ("GET", "/tournaments", None, ALL),
@@ -79,9 +79,11 @@ ROUTES = [
     # command); here the route's: only the director pauses (refused "not_running" on its merits).
     ("POST", "/tournaments/{tournament_id}/commands", lambda: {"command": {"type": "pause"}}, {"director"}),
     # The unclaimed register (Art. 19): listed for the cashier and oversight; only the cashier
-    # pays an item out (here none exists: refused "unknown_unclaimed" on its merits).
+    # pays an item out, only an inspector (the Controllore comunale) countersigns one (here
+    # none exists: refused "unknown_unclaimed" on its merits).
     ("GET", "/unclaimed", None, {"cashier"} | OVERSIGHT),
     ("POST", "/unclaimed/{item_id}/claim", lambda: {"player": "floor:nobody"}, {"cashier"}),
+    ("POST", "/unclaimed/{item_id}/countersign", None, {"inspector"}),
     # Responsible gaming: a player's own exclusion and limits (an unknown period: refused
     # invalid_period on its merits, so ann stays in play); the desk's self-exclusion for a
     # player who asks, its lifting (ann has none: not_excluded) and the cashier's age/ID check.

@@ -1,7 +1,8 @@
 """The unclaimed register through a real server (issue 17; roulette Art. 19): a floor
 player's wins the chef marks unclaimed are listed with their exact amount, only the
-cashier pays one out (in cash, once), and what nobody claims goes to the table's float
-after the period, each with its ledger transfer; the ledger stays whole."""
+cashier pays one out (in cash, once, countersigned or not), and what nobody claims goes to
+the table's float after the period once an inspector (the Controllore comunale) has
+countersigned it, each with its ledger transfer; the ledger stays whole."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import pytest
 
+from games.db import create_pool
+from games.errors import GameError
+from server import unclaimed
+from server.auth import Principal
 from server.client import HTTPError
 
 pytestmark = pytest.mark.slow
@@ -42,13 +47,19 @@ async def _currency_sums(db_url: str) -> dict[str, int]:
         await conn.close()
 
 
-async def _expire(db_url: str, *args: str) -> list[dict]:
-    """``casino unclaimed expire`` on the server's database, as an operator runs it."""
+async def _cli(db_url: str, *args: str, **env: str) -> tuple[int, str, str]:
+    """``casino ...`` on the server's database, as an operator runs it."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "server.cli", "unclaimed", "expire", *args,
-        env={**os.environ, "DATABASE_URL": db_url}, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable, "-m", "server.cli", *args, env={**os.environ, "DATABASE_URL": db_url, **env},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def _expire(db_url: str, *args: str) -> list[dict]:
+    """``casino unclaimed expire`` on the server's database."""
+    rc, out, err = await _cli(db_url, "unclaimed", "expire", *args)
+    assert rc == 0, err
     return json.loads(out)
 
 
@@ -63,9 +74,10 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
     chef = await floor.account("uc-chef", "chef")
     ann = await floor.account("uc-ann", chips=10_000)
     inspector = await floor.account("uc-inspector", "inspector")
+    inspector2 = await floor.account("uc-inspector2", "inspector")
     cashier = await floor.cashier()
     await floor.table("roulette", "campione", TABLE, staff=("uc-croupier", "uc-chef"))
-    clients = (croupier, chef, ann, inspector, cashier)
+    clients = (croupier, chef, ann, inspector, inspector2, cashier)
     try:
         for c in (croupier, chef):
             await c.connect()
@@ -94,6 +106,7 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
             assert (it["table"], it["round"], it["left"], it["currency"], it["floor"]) == (TABLE, 1, "wins", "CHF",
                                                                                         True)
             assert it["recorded_by"] == "uc-chef" and it["status"] == "open"
+            assert (it["countersigned_by"], it["countersigned_at"], it["awaiting_countersignature"]) == ("", "", False)
         before = await _balances(db_url)
         assert before[REGISTER] == 6_000
         assert await inspector.request("GET", "/unclaimed?status=open") == items  # oversight sees the same
@@ -110,7 +123,8 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
             (404, "unknown_unclaimed")
         assert await _balances(db_url) == before
 
-        # The cashier pays blue in cash: exactly 4,000 from the register to the cashier's desk.
+        # The cashier pays blue in cash, with no countersignature (the chips are the player's):
+        # exactly 4,000 from the register to the cashier's desk.
         paid = await cashier.request("POST", claim, json={"player": "floor:blue"})
         assert (paid["status"], paid["claimed_by"], paid["claimed_for"], paid["paid_to"]) == \
             ("claimed", "t-cashier", "floor:blue", CASH)
@@ -125,9 +139,46 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
         assert [(a["actor"], a["action"], a["detail"]["amount"]) for a in audit] == \
             [("t-cashier", "unclaimed.claim", 4_000)]
 
-        # Expiry: nothing is due today (30 days by default); 31 days on, green goes to the float.
+        # Expiry: nothing is due today (30 days by default). 31 days on green is due, but no
+        # inspector has countersigned it: it stays open in the register, the ledger untouched.
         assert await _expire(db_url) == []
         later = (datetime.now(UTC) + timedelta(days=31)).isoformat()
+        rc, out, err = await _cli(db_url, "unclaimed", "expire", "--as-of", later)
+        assert (rc, json.loads(out)) == (0, []) and "await an inspector's countersignature" in err and \
+            green["id"] in err
+        assert await _balances(db_url) == after
+        rc, out, err = await _cli(db_url, "unclaimed", "list", "--status", "open", CASINO_UNCLAIMED_DAYS="0")
+        assert rc == 0, err
+        assert [(it["id"], it["awaiting_countersignature"]) for it in json.loads(out)] == [(green["id"], True)]
+
+        # The countersignature (Art. 19: "registrate sia dal capo che dal Controllore comunale"):
+        # an inspector's alone, never by whoever recorded the item, once per item.
+        sign = f"/unclaimed/{green['id']}/countersign"
+        for who in (ann, croupier, chef, cashier):
+            assert await _refused(who, "POST", sign) == (403, "forbidden")
+        assert await _refused(inspector, "POST", "/unclaimed/u0000/countersign") == (404, "unknown_unclaimed")
+        assert await _refused(inspector, "POST", claim.replace("/claim", "/countersign")) == (409, "already_claimed")
+        # The chef in an inspector's role (no route changes a role: straight to the server's code).
+        pool = await create_pool(db_url, min_size=1, max_size=1)
+        try:
+            with pytest.raises(GameError) as own:
+                await unclaimed.countersign(pool, Principal("uc-chef", "inspector"), green["id"])
+            assert own.value.code == "own_unclaimed"
+        finally:
+            await pool.close()
+        signed = await inspector.request("POST", sign)
+        assert (signed["id"], signed["status"], signed["countersigned_by"], signed["recorded_by"]) == \
+            (green["id"], "open", "uc-inspector", "uc-chef")
+        assert signed["countersigned_at"] and not signed["awaiting_countersignature"]
+        assert await inspector.request("POST", sign) == signed  # idempotent for the same inspector
+        assert await _refused(inspector2, "POST", sign) == (409, "already_countersigned")
+        assert [it for it in await cashier.request("GET", "/unclaimed?status=open") if it["id"] == green["id"]] == \
+            [signed]
+        assert await _balances(db_url) == after  # a signature moves no money
+        assert [(a["actor"], a["role"], a["action"]) for a in await inspector.request(
+            "GET", f"/audit?target={green['id']}")] == [("uc-inspector", "inspector", "unclaimed.countersign")]
+
+        # Countersigned, 31 days on, green goes to the float: once.
         expired = await _expire(db_url, "--as-of", later)
         assert [(it["id"], it["status"], it["paid_to"], it["amount"]) for it in expired] == \
             [(green["id"], "expired", BANK, 2_000)]
@@ -141,11 +192,18 @@ async def test_unclaimed_wins_are_listed_claimed_once_and_expire_to_the_float(fl
         assert [it["id"] for it in await cashier.request("GET", "/unclaimed?status=claimed")] == [blue["id"]]
         assert [it["id"] for it in await cashier.request("GET", "/unclaimed?status=expired")] == [green["id"]]
         assert await cashier.request("GET", "/unclaimed?status=open") == []
-        assert [a["action"] for a in await inspector.request("GET", f"/audit?target={green['id']}")] == \
-            ["unclaimed.expire"]
+        audit = await inspector.request("GET", f"/audit?target={green['id']}")
+        assert [a["action"] for a in audit] == ["unclaimed.expire", "unclaimed.countersign"]  # newest first
+        assert (audit[0]["detail"]["recorded_by"], audit[0]["detail"]["countersigned_by"]) == \
+            ("uc-chef", "uc-inspector")
+        assert await _refused(inspector2, "POST", sign) == (409, "already_countersigned")
+        assert await inspector.request("POST", sign) == (await cashier.request(
+            "GET", "/unclaimed?status=expired"))[0]  # the same inspector again: unchanged
 
         assert (await ann.balance())["available"] == 10_000  # no wallet touched
         assert await floor.ledger_problems() == []
+        rc, out, err = await _cli(db_url, "ledger", "check")
+        assert rc == 0 and out.startswith("ledger ok"), (out, err)
         assert all(v == (0, 0) for v in (await _currency_sums(db_url)).values())
     finally:
         for c in clients:
