@@ -83,6 +83,11 @@ def report_of(table: str, rows: list[tuple[int, str, bytes]]) -> C.TableReport |
                          eliminated=eliminated, expelled=expelled, done=done, final=final)
 
 
+# The coordinator's events that change its status, and the status each leaves.
+_STATUS_OF = {"registration_opened": "registration", "registration_closed": "closed", "started": "running",
+              "paused": "paused", "resumed": "running", "finished": "finished", "cancelled": "cancelled"}
+
+
 class TournamentService:
     """Creating and listing tournaments; everything else is a command to the coordinator."""
 
@@ -92,6 +97,18 @@ class TournamentService:
 
     def listed(self) -> list[TableInfo]:
         return [i for i in self.manager.infos.values() if i.game == "tournament" and not i.archived]
+
+    async def statuses(self, ids: list[str]) -> dict[str, str]:
+        """Each tournament's status as its last status event left it (one query for the whole
+        list, whichever process serves each): ``scheduled`` until registration opens, then
+        ``registration``, ``closed``, ``running`` (``paused`` while paused), ``finished`` or
+        ``cancelled``; the coordinator's own view (GET /tournaments/{id}) says the same."""
+        async with self.resources.pool.acquire() as conn:
+            rows = await conn.fetch(
+                """SELECT DISTINCT ON (table_id) table_id, kind FROM table_events
+                   WHERE table_id = ANY($1::text[]) AND kind = ANY($2::text[]) ORDER BY table_id, seq DESC""",
+                ids, list(_STATUS_OF))
+        return {i: "scheduled" for i in ids} | {r["table_id"]: _STATUS_OF[r["kind"]] for r in rows}
 
     def info(self, tournament_id: str) -> TableInfo:
         info = self.manager.infos.get(tournament_id)

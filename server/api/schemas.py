@@ -188,6 +188,8 @@ class TournamentSummary(msgspec.Struct):
     currency: str
     mode: str
     owner: str  # the process serving it
+    # scheduled, registration, closed, running, paused, finished or cancelled
+    status: str
 
 
 class TournamentDetail(msgspec.Struct):

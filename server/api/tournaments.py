@@ -29,10 +29,10 @@ from server.resources import Resources
 from server.tournaments import TournamentService
 
 
-def summary(manager: TableManager, info: TableInfo) -> TournamentSummary:
+def summary(manager: TableManager, info: TableInfo, status: str) -> TournamentSummary:
     spec = spec_of(info)
     return TournamentSummary(info.id, spec.name, spec.format, spec.starts_at, spec.buy_in, fee(spec), spec.currency,
-                             spec.mode, manager.router.owner(info.id) or "")
+                             spec.mode, manager.router.owner(info.id) or "", status)
 
 
 class TournamentsController(Controller):
@@ -41,7 +41,10 @@ class TournamentsController(Controller):
 
     @get("/", operation_id="ListTournaments", summary="Tournaments and Sit&Go on the floor")
     async def list_tournaments(self, resources: Resources, manager: TableManager) -> list[TournamentSummary]:
-        return [summary(manager, info) for info in TournamentService(resources).listed()]
+        service = TournamentService(resources)
+        listed = service.listed()
+        statuses = await service.statuses([info.id for info in listed])
+        return [summary(manager, info, statuses[info.id]) for info in listed]
 
     @post("/", operation_id="CreateTournament", guards=[require_roles(*DIRECTION)],
           summary="Create a tournament or a Sit&Go (the director)")
@@ -53,7 +56,7 @@ class TournamentsController(Controller):
             spec = with_defaults(data.spec)
         except msgspec.ValidationError as exc:
             raise GameError("invalid_tournament", f"Not a valid tournament: {exc}") from None
-        return summary(manager, await TournamentService(resources).create(caller, data.id, spec))
+        return summary(manager, await TournamentService(resources).create(caller, data.id, spec), "scheduled")
 
     @get("/{tournament_id:str}", operation_id="GetTournament",
          summary="A tournament: registrations, phase, tables, standings, cut line, prizes")
@@ -62,7 +65,10 @@ class TournamentsController(Controller):
         info = TournamentService(resources).info(tournament_id)
         manager.router.reachable(tournament_id)
         seq, view = await manager.router.view(tournament_id, caller)
-        return TournamentDetail(summary(manager, info), seq, view)
+        # (the view: the coordinator's struct here, its JSON from another process)
+        field = view.get if isinstance(view, dict) else lambda name: getattr(view, name, None)
+        status = "paused" if field("status") == "running" and field("paused") else str(field("status") or "")
+        return TournamentDetail(summary(manager, info, status), seq, view)
 
     @post("/{tournament_id:str}/commands", operation_id="TournamentCommand", status_code=200,
           summary="Send the tournament a command (register, check in, open/close registration, start, pause, "

@@ -227,6 +227,8 @@ async def test_a_live_tournament_of_15_tie_at_the_cut_final_and_prizes(tour_floo
                         win["dealer"])
 
     (done,) = await events_of(director, tid, "finished")
+    listed = {t["id"]: t["status"] for t in await director.request("GET", "/tournaments")}
+    assert listed[tid] == "finished"
     # Art. 26: 60/25/15 of 15 x 33.33 = 499.95; cents rounded down, the remainder to first.
     assert done["prizes"] == {finalists[0]: 29_998, finalists[1]: 12_498, finalists[2]: 7_499}
     assert sum(done["prizes"].values()) == 15 * 3333
@@ -390,14 +392,22 @@ async def test_registration_closes_ten_minutes_before_the_start_and_a_cancel_ref
     ann = await floor.account("x-ann", chips=40_000, currency="EUR")
     bob = await floor.account("x-bob", "player", currency="EUR")
     spec = {"name": "Soon", "buy_in": 25_000, "starts_at": int(time.time()) + 600 + 3}
-    await director.request("POST", "/tournaments", json={"id": tid, "spec": spec})
+    created = await director.request("POST", "/tournaments", json={"id": tid, "spec": spec})
+    assert created["status"] == "scheduled"
     await director.connect()
     await director.subscribe(tid)
     await tournament_command(director, tid, {"type": "open_registration"})
+
+    async def status() -> tuple[str, str]:  # in the list, and in the tournament's own answer
+        listed = {t["id"]: t["status"] for t in await ann.request("GET", "/tournaments")}
+        return listed[tid], (await ann.request("GET", f"/tournaments/{tid}"))["tournament"]["status"]
+
+    assert await status() == ("registration", "registration")
     await tournament_command(ann, tid, {"type": "register"})
     await tournament_command(cashier, tid, {"type": "register", "player": "x-bob", "source": "cashier"})
     (closed,) = await events_of(director, tid, "registration_closed", timeout=30)
     assert "10 minutes" in closed["reason"] and closed["by"].startswith("system-")
+    assert await status() == ("closed", "closed")
     with pytest.raises(HTTPError) as late:
         await tournament_command(ann, tid, {"type": "register"})
     assert late.value.code in ("already_registered", "registration_closed")
@@ -405,6 +415,7 @@ async def test_registration_closes_ten_minutes_before_the_start_and_a_cancel_ref
     assert wallets["wallet:x-ann:EUR"] == 40_000 - 25_000 - 2500  # the fee: 10% of EUR 250
     await tournament_command(director, tid, {"type": "cancel", "reason": "the room flooded"})
     await events_of(director, tid, "cancelled")
+    assert await status() == ("cancelled", "cancelled")
     wallets = await balances(tour_server.db_url, "wallet:x-")
     assert wallets["wallet:x-ann:EUR"] == 40_000  # all of it back
     assert wallets["wallet:x-bob:EUR"] == 25_000 + 2500  # he paid at the desk: his money back to his wallet

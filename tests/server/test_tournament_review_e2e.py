@@ -472,6 +472,8 @@ async def test_pause_between_hands_expel_then_resume(rfloor, rsrv):
     assert err.code == "not_paused"
     await tournament_command(director, tid, {"type": "pause", "reason": "review"})
     await events_of(watcher, table, "tournament_paused")
+    listed = {t["id"]: t["status"] for t in await watcher.request("GET", "/tournaments")}
+    assert listed[tid] == "paused" == (await watcher.request("GET", f"/tournaments/{tid}"))["tournament"]["status"]
     await asyncio.sleep(4)  # the hand in play finishes (decisions time out in 1 s)
 
     def opened() -> int:

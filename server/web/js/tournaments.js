@@ -23,10 +23,11 @@ async function listPage() {
   const list = await api("GET", "/tournaments");
   main.replaceChildren(h("section", { class: "panel" }, h("h2", {}, "Tournaments and Sit&Go"),
     list.length ? h("table", { class: "grid", id: "tournaments" },
-      h("thead", {}, h("tr", {}, ...["Tournament", "Format", "Starts", "Buy-in", "Fee", "Dealt", ""].map((x) => h("th", {}, x)))),
+      h("thead", {}, h("tr", {}, ...["Tournament", "Format", "Starts", "Status", "Buy-in", "Fee", "Dealt", ""].map((x) => h("th", {}, x)))),
       h("tbody", {}, ...list.map((t) => h("tr", { dataset: { tournament: t.id } },
         cell(h("strong", {}, t.name), h("div", { class: "muted" }, t.id)),
         cell(t.format === "sit_and_go" ? "Sit&Go" : "tournament"), cell(when(t.starts_at)),
+        h("td", { class: "status" }, t.status),
         h("td", { class: "num" }, money(t.buy_in, t.currency)), h("td", { class: "num" }, money(t.fee, t.currency)),
         cell(t.mode), cell(h("a", { href: `/app/tournaments.html?id=${enc(t.id)}` }, "Open"))))))
       : h("p", { class: "muted", id: "tournaments" }, "No tournament on the floor.")));
