@@ -9,6 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from blackjack.hands import hand_value
+from blackjack.round.sidebets import side_bets_offered
 from blackjack.state import TableState
 
 HIDDEN = -1
@@ -81,6 +82,11 @@ class TableView(msgspec.Struct):
     legal: list[str] = []
     tournament_table: bool = False
     tournament: TournamentView | None = None  # the last phase seated at a tournament table
+    # The dealer's cards as everyone sees them: the value of those face up (his hole card
+    # counts once it is turned), and whether an ace counts 11 in it.
+    dealer_total: int = 0
+    dealer_soft: bool = False
+    side_bets_offered: list[str] = []  # what ``place_side_bet`` takes here ([] : none)
 
 
 def table_view(s: TableState, viewer: str | None) -> TableView:
@@ -99,6 +105,7 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
     if s.phase == "play" and not s.deal_queue and s.turn_box < len(s.boxes):
         turn = [s.boxes[s.turn_box].number, s.turn_hand]
     left = sum(s.left) if s.live else len(s.order) - s.pos
+    dealer_total, dealer_soft = hand_value([c for c in dealer if c != HIDDEN])
     return TableView(
         table_id=s.table_id,
         profile=s.profile.name,
@@ -125,6 +132,9 @@ def table_view(s: TableState, viewer: str | None) -> TableView:
         cut_chain=list(s.cut_chain),
         tournament_table=s.tournament_table,
         tournament=_tournament_view(s),
+        dealer_total=dealer_total,
+        dealer_soft=dealer_soft,
+        side_bets_offered=side_bets_offered(s.profile),
     )
 
 

@@ -29,9 +29,14 @@ def _pay_table(p: Profile, kind: WagerKind) -> PerfectPairs | TwentyOnePlusThree
     return p.blazing_7s
 
 
+def side_bets_offered(p: Profile) -> list[str]:
+    """The side bets the table offers (their ``place_side_bet`` names), in the commands' order."""
+    return [kind for kind in get_args(C.SideBetKind) if _pay_table(p, WagerKind(kind)) is not None]
+
+
 def offers_side_bets(p: Profile) -> bool:
     """Does the table offer any side bet?"""
-    return any(_pay_table(p, WagerKind(kind)) is not None for kind in get_args(C.SideBetKind))
+    return bool(side_bets_offered(p))
 
 
 def place_side_bet(s: TableState, cmd: C.PlaceSideBet, actor: Actor, out: Out) -> None:

@@ -141,11 +141,21 @@ def test_view_hides_the_shoe_and_the_hole_card(table):
     h.close()
     v = h.t.view("p1")
     assert v.dealer == [parse_card("10S"), -1] and v.turn == [1, 0]
+    assert (v.dealer_total, v.dealer_soft) == (10, False)  # the ace in the hole counts for nobody yet
     encoded = msgspec.json.encode(v)
     assert b"order" not in encoded and v.cards_left == 312 - 5 - 4
     h.act("p1", C.Stand, 1)
     assert h.of(E.HoleCardShown) == [E.HoleCardShown(card=parse_card("AS"))]
     assert h.net("p1") == -1000
+    up = table("campione", "A 9 A K 8 7")  # the dealer's ace up (Campione: no hole card)
+    two_boxes(up)
+    assert (up.t.view(None).dealer_total, up.t.view(None).dealer_soft) == (11, True)
+
+
+def test_the_view_names_the_side_bets_the_table_offers(table):
+    assert table("lugano", "").t.view(None).side_bets_offered == ["perfect_pairs", "21+3", "push_22", "blazing_7s"]
+    assert table("campione", "").t.view(None).side_bets_offered == []
+    assert table("titano", "").t.view(None).side_bets_offered == []
 
 
 def test_seats(table):

@@ -94,6 +94,8 @@ async def test_a_player_splits_doubles_and_wins_on_the_page(server, floor, open_
         await page.wait_for_selector('[data-box="3"] .wagers li.mine[data-amount="1000"]')
         # A Lugano side bet beside it, then taken back.
         await page.fill("#bet-amount", "5.00")
+        offered = await page.eval_on_selector_all("#side-kind option", "els => els.map(e => e.value)")
+        assert offered == ["perfect_pairs", "21+3", "push_22", "blazing_7s"]  # Lugano's, as the view names them
         await page.select_option("#side-kind", "perfect_pairs")
         await page.click("#place-side-bet")
         await page.wait_for_selector('[data-box="3"] .wagers li[data-kind="perfect_pairs"][data-amount="500"]')

@@ -245,9 +245,12 @@ function drawControls() {
       if (box) bet.push(h("button", { id: "withdraw", onclick: () => play({ type: "withdraw_bet", box }, "Bet withdrawn") }, "Withdraw bet"));
     }
     if (bet.length) rows.push(h("div", { class: "row" }, ...bet));
-    if (legal("place_side_bet")) {
+    // Only the side bets this table offers (the view names them).
+    const offered = SIDE_BETS.filter(([k]) => (view.side_bets_offered || []).includes(k));
+    if (legal("place_side_bet") && offered.length) {
+      if (!offered.some(([k]) => k === sideKind)) sideKind = offered[0][0];
       const sel = h("select", { id: "side-kind", "aria-label": "Side bet", onchange: () => { sideKind = sel.value; } },
-        ...SIDE_BETS.map(([k, label]) => h("option", { value: k, selected: k === sideKind }, label)));
+        ...offered.map(([k, label]) => h("option", { value: k, selected: k === sideKind }, label)));
       rows.push(h("div", { class: "row side" }, h("span", { class: "muted" }, "Side bet"), sel,
         h("button", { id: "place-side-bet", onclick: () => {
           const box = myBetBox();
