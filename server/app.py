@@ -25,7 +25,7 @@ from server import logs, metrics, store, unclaimed
 from server.accounts import ensure_admin
 from server.api import ROUTES
 from server.asyncapi import asyncapi_route
-from server.auth import SAFE_METHODS, Principal, Tokens, make_jwt_auth, same_origin
+from server.auth import SAFE_METHODS, Principal, Tokens, make_jwt_auth, same_origin, token_key
 from server.config import Settings
 from server.deps import DEPENDENCIES
 from server.echo import echo_routes
@@ -35,6 +35,7 @@ from server.pages import PAGE_ROUTES, no_store
 from server.problems import document_refusals, problem_handler
 from server.resources import Resources, resources_of
 from server.responsible import watch_exclusions
+from server.sessions import watch_logouts
 from server.store import audit_chain
 from server.store.limits import LimitsStore
 from server.tables import serve_calls
@@ -44,14 +45,16 @@ log = logging.getLogger("casino")
 
 
 async def _retrieve_user(token: Any, connection: ASGIConnection[Any, Any, Any, Any]) -> Principal | None:
-    """The JWT middleware's lookup: the token's user, if he still exists and is enabled. A
-    request that came with the pages' cookie and no ``Authorization`` may change something
-    only from one of our own pages (``same_origin``): a cross-site request is unauthorized."""
+    """The JWT middleware's lookup: the token's user, if he still exists and is enabled and
+    the token was not logged out (``server.sessions``: the same statement). A request that
+    came with the pages' cookie and no ``Authorization`` may change something only from one
+    of our own pages (``same_origin``): a cross-site request is unauthorized."""
     if ("authorization" not in connection.headers and connection.scope.get("method", "GET") not in SAFE_METHODS
             and not same_origin(connection.headers)):
         return None
     async with resources_of(connection.app).pool.acquire() as conn:
-        return await store.get_user(conn, token.sub, playing=True)  # an excluded player: refused
+        # An excluded player, or a token logged out: refused.
+        return await store.get_user(conn, token.sub, playing=True, token=token_key(token))
 
 
 def _channels_backend(settings: Settings) -> Any:
@@ -113,6 +116,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await resources_of(app).manager.start()
         # Sockets of a player excluded on any process close (server.responsible).
         bots.append(asyncio.create_task(watch_exclusions(resources_of(app))))
+        # And those whose token was logged out on any process (server.sessions).
+        bots.append(asyncio.create_task(watch_logouts(resources_of(app))))
         if settings.bots:
             from server.demo import run_bots
 

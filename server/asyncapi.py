@@ -57,7 +57,10 @@ def document() -> dict[str, Any]:
                 "Table events always come in 'events' messages (one per committed batch, consecutive "
                 "seqs in order; 'seq' is the last one's). "
                 f"Close codes: {protocol.CLOSE_UNAUTHORIZED} unauthorized, {protocol.CLOSE_TOKEN_EXPIRED} "
-                f"token expired, {protocol.CLOSE_TOO_SLOW} client too slow (its queue overflowed)."
+                f"token expired, {protocol.CLOSE_TOO_SLOW} client too slow (its queue overflowed), "
+                f"{protocol.CLOSE_SESSION_LIMIT} the player's own session limit is up, "
+                f"{protocol.CLOSE_EXCLUDED} the player is excluded (cool-off, self-exclusion), "
+                f"{protocol.CLOSE_LOGGED_OUT} its token was logged out (POST /auth/logout, DELETE /auth/session)."
             ),
         },
         "channels": {

@@ -134,9 +134,22 @@ class Tokens:
     def issue(self, who: Principal) -> tuple[str, datetime]:
         """A token for ``who`` (the role rides along, for clients) and when it expires."""
         lifetime = timedelta(minutes=self.minutes)
+        # Its own id (``jti``): what a logout revokes (``token_key``).
         token = self.jwt_auth.create_token(identifier=who.id, token_expiration=lifetime,
-                                           token_extras={"role": who.role})
+                                           token_extras={"role": who.role},
+                                           token_unique_jwt_id=secrets.token_urlsafe(16))
         return token, datetime.now(UTC) + lifetime
+
+
+def token_key(token: Token) -> str:
+    """What names ``token`` in ``revoked_tokens`` (a logout, ``server.sessions``): its ``jti``.
+    A token issued before tokens had one (migration 0113) is named by its signed user and
+    issue second, ``<user>@<iat>`` (no jti can hold an ``@``), so it can be logged out too;
+    two such tokens of one user issued within the same second share the name."""
+    jti = token.jti
+    if isinstance(jti, str) and jti:
+        return jti
+    return f"{token.sub}@{int(token.iat.timestamp())}"
 
 
 # ---- the pages' session: the token in a cookie no script can read ------------------------------

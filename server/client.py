@@ -95,6 +95,12 @@ class CasinoClient:
         self.token, self.user, self.role = out["token"], out["user"], out["role"]
         return out
 
+    async def logout(self) -> None:
+        """End this client's token on the server (``POST /auth/logout``): it stops working
+        everywhere and its sockets close (4012); other logins of the user are untouched."""
+        await self.request("POST", "/auth/logout")
+        self.token = None
+
     async def me(self) -> dict:
         return await self.request("GET", "/me")
 

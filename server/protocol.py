@@ -24,6 +24,7 @@ CLOSE_TOKEN_EXPIRED = 4003
 CLOSE_TOO_SLOW = 4008
 CLOSE_SESSION_LIMIT = 4010  # the player's own session time limit is up (server.responsible)
 CLOSE_EXCLUDED = 4011  # the player excluded himself (cool-off or self-exclusion)
+CLOSE_LOGGED_OUT = 4012  # the token it authenticated with was logged out (server.sessions)
 
 
 class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):

@@ -1,5 +1,6 @@
 """``/auth``: logging in and a player opening his own account; both answer with a token.
-``/auth/session``: the same login for the web pages, whose token lives in an HttpOnly cookie."""
+``/auth/session``: the same login for the web pages, whose token lives in an HttpOnly cookie.
+Logging out (``/auth/logout``, ``DELETE /auth/session``) revokes the token (``server.sessions``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from games.errors import GameError
 from server.accounts import AccountService
 from server.api.schemas import IssuedToken, Login, Registration, Session
 from server.auth import SESSION_COOKIE, Principal, Tokens, same_origin
+from server.resources import Resources
+from server.sessions import log_out
 
 
 def _issued(tokens: Tokens, who: Principal) -> IssuedToken:
@@ -51,10 +54,19 @@ class AuthController(Controller):
                         secure=secure, max_age=tokens.minutes * 60)
         return Response(Session(who.id, who.role, expires.isoformat()), cookies=[cookie])
 
+    @post("/logout", operation_id="Logout", status_code=204, summary="Log out: the presented token stops working",
+          description="Revokes the token this request came with, on every process: any later request or "
+                      "websocket handshake with it is 401 `unauthorized` (a second logout too), and the "
+                      "websockets open with it close (4012). The user's other tokens (other devices) keep "
+                      "working.")
+    async def logout(self, request: Request, resources: Resources) -> None:
+        await log_out(resources, request.auth)
+
     @delete("/session", operation_id="CloseSession", status_code=204, summary="Log out of the web pages",
-            description="Clears the session cookie (the caller must be logged in: 401 otherwise, when the "
-                        "cookie is useless anyway).",
+            description="Revokes the session's token on the server (as /auth/logout: a copy of it, or a "
+                        "websocket open with it, stops working) and clears the cookie. The caller must be "
+                        "logged in: 401 otherwise, when the cookie is useless anyway.",
             response_cookies=[Cookie(key=SESSION_COOKIE, value="", path="/", httponly=True, samesite="strict",
                                      max_age=0)])
-    async def close_session(self) -> None:
-        return None
+    async def close_session(self, request: Request, resources: Resources) -> None:
+        await log_out(resources, request.auth)

@@ -1,9 +1,11 @@
-"""People: ``users`` and the login throttle (``login_throttle``, migration ``server/0104``)."""
+"""People: ``users``, the login throttle (``login_throttle``, migration ``server/0104``) and
+the tokens ended by a logout (``revoked_tokens``, ``server/0113``)."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from datetime import datetime
 
 import asyncpg
 
@@ -39,20 +41,41 @@ async def create_user(conn: asyncpg.Connection, user_id: str, password: str, rol
 
 
 async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str, *,
-                   playing: bool = False) -> Principal | None:
+                   playing: bool = False, token: str | None = None) -> Principal | None:
     """The user, if he exists and is enabled. ``playing`` (a request or socket of his own):
-    a player under a cool-off or self-exclusion is refused (``self_excluded``/``cooling_off``)."""
+    a player under a cool-off or self-exclusion is refused (``self_excluded``/``cooling_off``).
+    ``token`` (its ``auth.token_key``): a token ended by a logout is refused (``unauthorized``),
+    looked up in the same statement."""
     row = await conn.fetchrow(
         """SELECT id, role, currency, EXISTS (SELECT 1 FROM player_exclusions e WHERE e.user_id = users.id
-                  AND (e.kind = 'self_exclusion' OR e.until > now())) AS excluded
-           FROM users WHERE id = $1 AND NOT disabled""", user_id)
+                  AND (e.kind = 'self_exclusion' OR e.until > now())) AS excluded,
+                  EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $2) AS revoked
+           FROM users WHERE id = $1 AND NOT disabled""", user_id, token)
     if row is None:
         return None
+    if row["revoked"]:
+        raise GameError("unauthorized", "This session has ended (logged out): log in again.")
     if playing and row["excluded"]:
         from server.responsible import check_not_excluded
 
         await check_not_excluded(conn, user_id)
     return Principal(row["id"], row["role"], row["currency"])
+
+
+async def revoke_token(conn: asyncpg.Connection | asyncpg.Pool, token: str, user_id: str,
+                       expires_at: datetime) -> None:
+    """End the token named ``token`` (``auth.token_key``) before its expiry; again is a no-op.
+    Rows whose tokens have expired (a minute's grace for the clocks) go in the same statement."""
+    await conn.execute(
+        """WITH pruned AS (DELETE FROM revoked_tokens WHERE expires_at < now() - interval '1 minute')
+           INSERT INTO revoked_tokens (jti, user_id, expires_at) VALUES ($1, $2, $3)
+           ON CONFLICT (jti) DO NOTHING""", token, user_id, expires_at)
+
+
+async def revoked_among(conn: asyncpg.Connection | asyncpg.Pool, tokens: list[str]) -> set[str]:
+    """Which of ``tokens`` (``auth.token_key``) were revoked."""
+    rows = await conn.fetch("SELECT jti FROM revoked_tokens WHERE jti = ANY($1::text[])", tokens)
+    return {r["jti"] for r in rows}
 
 
 async def list_users(conn: asyncpg.Connection | asyncpg.Pool) -> list[Principal]:

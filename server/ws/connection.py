@@ -27,7 +27,7 @@ from litestar.channels import ChannelsPlugin
 from games.errors import GameError
 from games.ledger import accounts
 from server import metrics, store
-from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry
+from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry, token_key
 from server.channels_backend import RESYNC
 from server.edge import check_json
 from server.kinds import kind as game_kind
@@ -79,6 +79,7 @@ class Connection(Outbox):
         self.channels = channels
         self.who: Principal | None = None
         self.expires: datetime | None = None
+        self.token_key: str | None = None  # its token's (``auth.token_key``): a logout closes it (4012)
         self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
         self.last_seq: dict[str, int] = {}
         self.present: set[str] = set()  # tables whose runtime counts this socket as present
@@ -163,10 +164,17 @@ class Connection(Outbox):
 
     async def _authenticate(self, token: str) -> None:
         t = decode_token(self.resources.settings.jwt_secret, token)
-        async with self.resources.pool.acquire() as conn:
-            who = await store.get_user(conn, t.sub, playing=True)  # an excluded player: refused
-        if who is None:
-            raise GameError("unauthorized", "This account does not exist or is disabled.")
+        # Named before the lookup: a logout committed after the lookup read finds this socket.
+        previous, self.token_key = self.token_key, token_key(t)
+        try:
+            async with self.resources.pool.acquire() as conn:
+                # An excluded player, or a token logged out (server.sessions): refused.
+                who = await store.get_user(conn, t.sub, playing=True, token=self.token_key)
+            if who is None:
+                raise GameError("unauthorized", "This account does not exist or is disabled.")
+        except BaseException:
+            self.token_key = previous  # (a refused renewal: the socket keeps its token)
+            raise
         self.who, self.expires = who, token_expiry(t)
         self.peer = who.id
 

@@ -568,8 +568,6 @@ async def test_answers_with_a_balance_or_statement_are_not_stored_by_caches(serv
             assert "no-store" in r.headers.get("cache-control", ""), (path, dict(r.headers))
 
 
-@pytest.mark.xfail(strict=True, reason="design limitation: logging out clears the cookie only; the JWT stays "
-                                       "valid until it expires (no server-side session to revoke)")
 async def test_logging_out_ends_the_session_on_the_server(server, floor, open_page):
     await floor.account("rvx-max", chips=10_000)
     page = await open_page.as_user("rvx-max", PASSWORD)

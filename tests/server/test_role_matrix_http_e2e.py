@@ -96,8 +96,10 @@ ROUTES = [
 ]
 CUP = {"name": "Matrix Cup", "buy_in": 10_000, "starts_at": 2_000_000_000}
 # Open to anyone: logging in (a token, or the pages' session cookie: test_pages_session_e2e.py)
-# and logging out of the pages.
-PUBLIC = {("POST", "/auth/login"), ("POST", "/auth/register"), ("POST", "/auth/session"), ("DELETE", "/auth/session")}
+# and logging out, of the pages or with a bearer token (each revokes the caller's own token:
+# test_logout_e2e.py).
+PUBLIC = {("POST", "/auth/login"), ("POST", "/auth/register"), ("POST", "/auth/session"), ("DELETE", "/auth/session"),
+          ("POST", "/auth/logout")}
 
 
 async def _wallets(db_url: str) -> dict[str, tuple]:

@@ -30,10 +30,12 @@ export class Live {
     ws.onmessage = (m) => this.receive(JSON.parse(m.data));
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
-      this.onStatus(e.code === 4001 || e.code === 4003 ? "logged-out" : "reconnecting");
+      // 4012: this session was logged out (from another tab, say); like 4001 and 4003, no login left.
+      const loggedOut = e.code === 4001 || e.code === 4003 || e.code === 4012;
+      this.onStatus(loggedOut ? "logged-out" : "reconnecting");
       // Commands in flight get no answer on this socket: sent again with the same cid after
       // reconnecting, they are answered once (the table applies a cid at most once).
-      if (e.code === 4001 || e.code === 4003) {  // the login is gone: log in again, then come back
+      if (loggedOut) {  // the login is gone: log in again, then come back
         toLogin();
         return;
       }

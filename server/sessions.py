@@ -1,0 +1,69 @@
+"""Logging out ends the session on the server, not just in the client.
+
+A logout (``DELETE /auth/session`` for the pages, ``POST /auth/logout`` for bearer clients)
+revokes the token it came with: a row in ``revoked_tokens`` (migration ``server/0113``),
+named by the token's ``jti`` (``auth.token_key``), kept until the token would have expired.
+Every HTTP request and websocket handshake looks its token up there in the same statement
+that reads its user (``store.get_user(token=...)``): a revoked token is 401 ``unauthorized``
+(a socket: 4001). The sockets already open with it close with 4012 on every process, through
+the channels, as an exclusion closes a player's (``responsible.watch_exclusions``): each
+process closes its own. Another token of the same user (another device) is not touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from litestar.security.jwt import Token
+
+from server import store
+from server.auth import token_expiry, token_key
+from server.channels_backend import RESYNC
+
+log = logging.getLogger("casino.sessions")
+
+LOGOUTS_CHANNEL = "casino-logouts"  # a revoked token's key, published when it is logged out
+
+
+async def log_out(resources: Any, token: Token) -> None:
+    """Revoke ``token`` (already authenticated by the caller) and close its sockets everywhere."""
+    key = token_key(token)
+    await store.revoke_token(resources.pool, key, token.sub, token_expiry(token))
+    resources.channels.publish(key.encode(), [LOGOUTS_CHANNEL])
+
+
+def _close(socket: Any) -> None:
+    from server.protocol import CLOSE_LOGGED_OUT
+
+    socket.close(CLOSE_LOGGED_OUT, "logged_out: this session was logged out")
+
+
+async def watch_logouts(resources: Any) -> None:
+    """Close this process's sockets whose token was logged out on any process (close 4012).
+    After the broker came back (``RESYNC``: a logout may have been published meanwhile), the
+    open sockets' tokens are looked up in ``revoked_tokens`` instead."""
+    subscriber = await resources.channels.subscribe([LOGOUTS_CHANNEL])
+    try:
+        async for raw in subscriber.iter_events():
+            if raw == RESYNC:
+                sockets = [s for s in list(resources.sockets) if getattr(s, "token_key", None)]
+                try:
+                    async with resources.pool.acquire() as conn:
+                        revoked = await store.revoked_among(conn, list({s.token_key for s in sockets}))
+                except Exception:
+                    log.exception("could not check the open sockets' tokens after the broker came back")
+                    continue
+                for socket in sockets:
+                    if socket.token_key in revoked:
+                        _close(socket)
+                continue
+            key = raw.decode() if isinstance(raw, bytes) else str(raw)
+            for socket in list(resources.sockets):
+                if getattr(socket, "token_key", None) == key:
+                    _close(socket)
+    finally:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(resources.channels.unsubscribe(subscriber, [LOGOUTS_CHANNEL]))
