@@ -308,6 +308,17 @@ async def check_deposit(conn: asyncpg.Connection, user_id: str, cur: str, amount
                         f"more may be deposited now.", allowed=allowed, period=which)
 
 
+async def play_result(conn: asyncpg.Connection | asyncpg.Pool, wallet: str, since: datetime) -> int:
+    """What a player's play has won or lost since ``since`` (the reality check's ``net``):
+    his wallet's posted change, less the cashier's deposits and cash-outs. Bets held and not
+    yet settled count once their hold is posted or voided."""
+    return int(await conn.fetchval(
+        """SELECT coalesce(sum(CASE WHEN credit = $1 THEN amount ELSE -amount END), 0)::bigint
+             FROM ledger_transfers
+            WHERE (debit = $1 OR credit = $1) AND op IN ('transfer', 'post') AND at >= $2
+              AND debit NOT LIKE 'cashier:%' AND credit NOT LIKE 'cashier:%'""", wallet, since))
+
+
 def _exclusion(row: asyncpg.Record) -> Exclusion:
     return Exclusion(row["user_id"], row["kind"], row["period"], row["since"].isoformat(),
                      row["until"].isoformat(), row["set_by"])

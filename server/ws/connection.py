@@ -54,6 +54,7 @@ from server.protocol import (
     encoder,
 )
 from server.resources import Resources
+from server.responsible import play_result
 from server.runtime import channel_of
 from server.ws.handshake import presented_token
 from server.ws.outbox import Outbox
@@ -105,8 +106,8 @@ class Connection(Outbox):
         unit = self.resources.settings.reality_check_unit_seconds
         every, limit = row["reality_check_minutes"], row["session_limit_minutes"]
         wallet = accounts.wallet(self.who.id, self.who.currency)
-        start = (await self.resources.ledger.balance(wallet)).posted
-        since, loop = datetime.now(UTC), asyncio.get_running_loop()
+        since = await self.resources.pool.fetchval("SELECT now()")  # the ledger's clock
+        loop = asyncio.get_running_loop()
         t0, checks = loop.time(), 0
         while True:
             next_check = t0 + (checks + 1) * every * unit if every else None
@@ -117,7 +118,7 @@ class Connection(Outbox):
                 self.close(CLOSE_SESSION_LIMIT, f"session_limit: your own limit of {limit} minutes is up")
                 return
             checks += 1
-            net = (await self.resources.ledger.balance(wallet)).posted - start
+            net = await play_result(self.resources.pool, wallet, since)  # his play's, not the cashier's
             self.send_msg(RealityCheck(checks * every, since.isoformat(), net, self.who.currency))
 
     # ---- life ----------------------------------------------------------------------------

@@ -293,3 +293,39 @@ async def test_reality_check_and_session_limit(server, floor):
         assert all(c["net"] == 0 and c["currency"] == "CHF" and c["since"] for c in checks)
     finally:
         await fay.close()
+
+
+async def test_the_reality_check_counts_his_play_not_the_cashier(server, floor):
+    """``net`` is what his play won or lost since he connected: a spin lost (2,500) counts, the
+    chips he bought meanwhile (5,000) do not."""
+    croupier = await floor.account("rg-rc-croupier", "croupier")
+    gus = await floor.account("rg-gus", chips=10_000)
+    cashier = await floor.cashier()
+    table = "rg-rc"
+    await floor.table("roulette", "campione", table, staff=("rg-rc-croupier",))
+    try:
+        await gus.request("PUT", "/me/limits", json={"reality_check_minutes": 1})
+        for c in (croupier, gus):
+            await c.connect()
+            await c.subscribe(table)
+        await croupier.play(table, {"type": "open_spin"})
+        await gus.bet(table, "rouge", 2_000)
+        await gus.bet(table, "plein 17", 500)
+        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                     {"type": "result", "number": 4, "source": "croupier"}):  # 4: black, both lose
+            await croupier.play(table, step)
+        await gus.next_event(table, "spin_settled")
+        await cashier.request("POST", "/cashier/deposit", json={"user": "rg-gus", "amount": 5_000, "id": "rg-gus-2"})
+        assert (await gus.balance())["available"] == 10_000 - 2_500 + 5_000
+
+        def after() -> list[dict]:
+            return [f for f in gus.frames if f["type"] == "reality_check" and f["net"] != 0]
+
+        for _ in range(50):
+            if after():
+                break
+            await asyncio.sleep(0.1)
+        assert after() and after()[0]["net"] == -2_500
+    finally:
+        for c in (croupier, gus, cashier):
+            await c.close()
