@@ -329,3 +329,20 @@ async def test_the_reality_check_counts_his_play_not_the_cashier(server, floor):
     finally:
         for c in (croupier, gus, cashier):
             await c.close()
+
+
+async def test_the_pages_show_the_reality_check_and_stop_at_the_session_limit(server, floor, open_page):
+    """At a table's page: the reality check appears in the message bar; at his session limit
+    the socket closes (4010) and the page says so instead of connecting again."""
+    hal = await floor.account("rg-hal", chips=2_000)
+    await floor.table("roulette", "campione", "rg-page", mode="rng")
+    await hal.request("PUT", "/me/limits", json={"reality_check_minutes": 1, "session_limit_minutes": 3})
+    await hal.close()
+    page = await open_page.as_user("rg-hal", PASSWORD, "/app/roulette.html?table=rg-page")
+    await page.wait_for_selector("#messages .msg.reality:has-text('Reality check')", timeout=10_000)
+    assert "neither won nor lost" in await page.inner_text("#messages")
+    await page.wait_for_selector("#messages .msg.error:has-text('session limit is reached')", timeout=10_000)
+    assert await page.inner_text("#conn") == "session-over"
+    await asyncio.sleep(2)  # no new connection: the page stays off
+    assert await page.inner_text("#conn") == "session-over"
+    assert page.problems == []

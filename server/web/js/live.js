@@ -4,6 +4,7 @@
 // subscribes again with `since` = the last seq seen, so nothing is missed and nothing twice.
 
 import { toLogin } from "./api.js";
+import { money, say } from "./ui.js";
 
 let cids = 0;
 const nextCid = () => `p${Date.now().toString(36)}-${++cids}`;
@@ -30,8 +31,17 @@ export class Live {
     ws.onmessage = (m) => this.receive(JSON.parse(m.data));
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
-      // 4012: this session was logged out (from another tab, say); like 4001 and 4003, no login left.
-      const loggedOut = e.code === 4001 || e.code === 4003 || e.code === 4012;
+      // 4010: his own session limit is up; a new connection would start the next session at
+      // once, so the page stays off until he chooses to come back (reloads).
+      if (e.code === 4010) {
+        this.onStatus("session-over");
+        say("Your session limit is reached: the table is closed for you. Reload the page to start a new session.",
+          "error");
+        return;
+      }
+      // 4012: this session was logged out (from another tab, say); like 4001 and 4003, no login
+      // left. 4011: he is excluded; the login page says until when.
+      const loggedOut = e.code === 4001 || e.code === 4003 || e.code === 4011 || e.code === 4012;
       this.onStatus(loggedOut ? "logged-out" : "reconnecting");
       // Commands in flight get no answer on this socket: sent again with the same cid after
       // reconnecting, they are answered once (the table applies a cid at most once).
@@ -98,6 +108,12 @@ export class Live {
       if (!fresh.length) return;
       t.seq = fresh[fresh.length - 1].seq;
       t.onEvents(fresh);
+      return;
+    }
+    if (msg.type === "reality_check") {  // the reminder he asked for (PUT /me/limits)
+      const result = msg.net === 0 ? "neither won nor lost" : `${msg.net > 0 ? "won" : "lost"} ${money(Math.abs(msg.net), msg.currency)}`;
+      say(`Reality check: you have been playing for ${msg.minutes} minutes and have ${result} in that time.`,
+        "reality");
       return;
     }
     if (msg.type === "error" && this.onError) this.onError(msg);
