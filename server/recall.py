@@ -110,7 +110,9 @@ class ReplayReport(msgspec.Struct):
     mode: str
     engine: EngineReplay
     # At an RNG blackjack table once its shoe is revealed; else None, and ``cards_note`` says
-    # why: live_table (the croupier's cards), no_shoe (not blackjack), shoe_not_revealed.
+    # why: live_table (the croupier's cards), no_shoe (not blackjack), no_cards (none dealt:
+    # still taking bets, a tournament hand of absent players), shoe_not_revealed, shoe_replaced
+    # (a new shoe mid-round), shoe_unrecorded (its shuffle or cut missing: ``matches`` false).
     cards: CardCheck | None
     cards_note: str
     matches: bool  # the engine's run, and the cards where checked
@@ -221,23 +223,23 @@ class RecallService:
             if not note:
                 try:
                     cards = await self._cards(conn, table_id, round_id, steps)
-                except GameError as exc:
-                    if exc.code != "shoe_not_revealed":
-                        raise
+                except GameError as exc:  # no card check for this round: the note says why
                     note = exc.code
-        return ReplayReport(table_id, round_id, info.game, info.mode, engine, cards, note,
-                            engine.matches and (cards is None or cards.matches))
+        # A shoe whose shuffle or cut is missing from the history does not match; a round with
+        # no cards, a shoe still in play or replaced mid-round simply has no card check.
+        matches = engine.matches and (cards.matches if cards is not None else note != "shoe_unrecorded")
+        return ReplayReport(table_id, round_id, info.game, info.mode, engine, cards, note, matches)
 
     async def _cards(self, conn: asyncpg.Connection, table_id: str, round_id: str,
                      steps: list[store.RoundStep]) -> CardCheck:
         first_card = next((s.seq for s in steps if s.kind in ("card_dealt", "hole_card_dealt")), None)
-        if first_card is None:
-            raise GameError("not_replayable", f"No card was dealt in {round_id}.")
+        if first_card is None:  # still taking bets, or a tournament hand of absent players
+            raise GameError("no_cards", f"No card was dealt in {round_id}.")
         shuffled = await conn.fetchrow(
             """SELECT seq, payload::text AS payload FROM table_events WHERE table_id = $1
                AND kind = 'shoe_shuffled' AND seq < $2 ORDER BY seq DESC LIMIT 1""", table_id, first_card)
         if shuffled is None:
-            raise GameError("not_replayable", "The shoe's shuffle is not recorded.")
+            raise GameError("shoe_unrecorded", "The shoe's shuffle is not recorded.")
         kinds = ["shoe_shuffled", "shoe_cut", "cards_burned", "card_dealt", "hole_card_dealt",
                  "hole_card_shown", "card_burned", "card_exposed", "shoe_revealed"]
         events = await store.kinds_after(conn, table_id, shuffled["seq"], kinds, limit=20_000)
@@ -259,10 +261,12 @@ async def rerun_stretch(conn: asyncpg.Connection, info: TableInfo, first: int, l
     # The log must hold every command from the snapshot on, the round's last included: the
     # next command logged (or the table's counter) must follow the last one read.
     after = numbers[-1] if numbers else snap.state_command
-    nxt = await conn.fetchval(
-        """SELECT coalesce(min(n), (SELECT state_command FROM table_state WHERE table_id = $1))
-           FROM table_commands WHERE table_id = $1 AND n > $2""", info.id, after)
-    if numbers != list(range(snap.state_command + 1, after + 1)) or (nxt is not None and nxt > after + 1):
+    # (None logged after it: the table's counter, which counts an unlogged last command too.)
+    nxt, counter = await conn.fetchrow(
+        """SELECT (SELECT min(n) FROM table_commands WHERE table_id = $1 AND n > $2),
+                  (SELECT state_command FROM table_state WHERE table_id = $1)""", info.id, after)
+    missing = nxt > after + 1 if nxt is not None else (counter or 0) > after
+    if numbers != list(range(snap.state_command + 1, after + 1)) or missing:
         raise GameError("not_replayable", "A command of this stretch is not in the log (one the log could "
                                           "not hold, or a gap): the round cannot be run again.")
     through = max([last, *(c.last_seq for c in logged)])
@@ -300,15 +304,15 @@ def replay_cards(shuffled: dict[str, Any], events: list[tuple[int, str, dict[str
             reveal = ev
             break
         elif kind == "shoe_shuffled":  # a new shoe before this one was revealed: not one shoe's round
-            raise GameError("not_replayable", "The round's shoe was replaced before it was revealed.")
+            raise GameError("shoe_replaced", "The round's shoe was replaced before it was revealed.")
     if reveal is None:
         raise GameError("shoe_not_revealed", "The round's shoe is still in play: its order is revealed at its end.")
     if cut_at < 0 or burned < 0:
-        raise GameError("not_replayable", "The shoe's cut is not recorded.")
+        raise GameError("shoe_unrecorded", "The shoe's cut is not recorded.")
     shoe = cut_shoe(list(reveal["order"]), cut_at)[burned:]
     positions = [i for i, (seq, _) in enumerate(drawn) if seq in round_seqs]
     if len(positions) != len(round_seqs):  # cards after the reveal: a mid-round reshuffle
-        raise GameError("not_replayable", "The round's shoe was replaced mid-round.")
+        raise GameError("shoe_replaced", "The round's shoe was replaced mid-round.")
     dealt = [drawn[i][1] for i in positions]
     expected = [shoe[i] if i < len(shoe) else -1 for i in positions]
     difference = None

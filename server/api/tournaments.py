@@ -65,8 +65,9 @@ class TournamentsController(Controller):
         info = TournamentService(resources).info(tournament_id)
         manager.router.reachable(tournament_id)
         seq, view = await manager.router.view(tournament_id, caller)
-        # (the view: the coordinator's struct here, its JSON from another process)
-        field = view.get if isinstance(view, dict) else lambda name: getattr(view, name, None)
+        # (the view: a dict here, the owner's JSON as it came from another process)
+        fields = msgspec.json.decode(view) if isinstance(view, msgspec.Raw) else view
+        field = fields.get if isinstance(fields, dict) else lambda name: getattr(fields, name, None)
         status = "paused" if field("status") == "running" and field("paused") else str(field("status") or "")
         return TournamentDetail(summary(manager, info, status), seq, view)
 

@@ -426,3 +426,15 @@ async def test_registration_closes_ten_minutes_before_the_start_and_a_cancel_ref
     assert await floor.ledger_problems() == []
     for c in (director, cashier, ann, bob):
         await c.close()
+
+
+def test_the_status_index_covers_the_status_events():
+    """GET /tournaments finds each one's last status event through its own partial index: the
+    migration's predicate must name exactly the kinds ``_STATUS_OF`` maps."""
+    import re
+    from pathlib import Path
+
+    from server import tournaments
+
+    sql = (Path(tournaments.__file__).parent / "migrations" / "0115_tournament_status_index.sql").read_text()
+    assert set(re.findall(r"'([a-z_]+)'", sql)) == set(tournaments._STATUS_OF)
