@@ -175,14 +175,16 @@ async def bench_fanout(srv: LoadServer, a: argparse.Namespace) -> dict:
 async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
     """One live wheel, ``players`` sockets (one player each), ``bets`` bets each in the window."""
     t_setup = time.monotonic()
-    tables = await bench_floor(srv.url, ADMIN_PASSWORD, a.players, 1, parallel=16, db_url=srv.db_url)
+    tables = await bench_floor(srv.url, ADMIN_PASSWORD, a.players, 1, parallel=16, db_url=srv.db_url,
+                               settings={"crowd": True} if a.crowd_table else None)
     table = tables[0]
     ws = srv.url.replace("http", "ws", 1)
     croupier = Croupier(ws + "/ws", tables)
     await croupier.open()
     targets = [(mint_token(f"bp{i:05d}"), table) for i in range(a.players)]
     players = Workers(ws + "/ws", targets, a.procs, connect_parallel=100, light=True)
-    out: dict[str, Any] = {"players": a.players, "bets_each": a.bets, "window_s": a.window, "procs": a.procs}
+    out: dict[str, Any] = {"players": a.players, "bets_each": a.bets, "window_s": a.window, "procs": a.procs,
+                           "crowd_table": a.crowd_table}
     try:
         connected = await players.ready(600)
         out["connected"] = connected
@@ -366,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--window", type=float, default=15, help="seconds of the betting window")
     s.add_argument("--echo-seconds", type=float, default=5,
                    help="the bare echo's closed loop first (200 sockets), the run's yardstick; 0: none")
+    s.add_argument("--crowd-table", action="store_true",
+                   help="the wheel is a crowd table (server.crowd): each player gets his share of its stream")
     s.add_argument("--procs", type=int, default=2)
     s = sub.add_parser("scale")
     s.add_argument("--workers", type=int, nargs="+", default=[1, 2])

@@ -95,10 +95,12 @@ async def build_floor(url: str, admin_password: str, *, players: int = 40, roule
 
 
 async def bench_floor(url: str, admin_password: str, players: int, tables: int,
-                      croupier: str = "bench-croupier", parallel: int = 8, db_url: str | None = None) -> list[str]:
+                      croupier: str = "bench-croupier", parallel: int = 8, db_url: str | None = None,
+                      settings: dict | None = None) -> list[str]:
     """The benchmarks' floor: players ``bp00000``... with chips, one croupier assigned to
-    ``tables`` live roulette tables; the table ids. With ``db_url`` the players are made in
-    bulk (``_bulk_players``); the tables, the croupier and every chip still go through HTTP."""
+    ``tables`` live roulette tables (with ``settings``); the table ids. With ``db_url`` the
+    players are made in bulk (``_bulk_players``); the tables, the croupier and every chip still
+    go through HTTP."""
     http, cashier = await _admin_and_cage(url, admin_password, "bench-cashier")
     try:
         gate = asyncio.Semaphore(parallel)
@@ -122,7 +124,7 @@ async def bench_floor(url: str, admin_password: str, players: int, tables: int,
             await asyncio.gather(account(croupier, "croupier", 0), *(account(n, "player", CHIPS) for n in names))
         ids = [f"bench-roulette-{i}" for i in range(tables)]
         for tid in ids:
-            await _table(http, tid, "roulette", "campione", "live", [croupier], {})
+            await _table(http, tid, "roulette", "campione", "live", [croupier], settings or {})
         return ids
     finally:
         await http.aclose()

@@ -39,6 +39,8 @@ class Resources:
         self.tokens = tokens
         # The websockets open on this process (``server.ws``): the metrics read them at a scrape.
         self.sockets: set[Any] = set()
+        # The crowd tables' shared subscriptions in this process (``server.ws.hub``).
+        self.hubs: dict[str, Any] = {}
 
 
 def resources_of(app: Litestar) -> Resources:

@@ -27,7 +27,7 @@ import msgspec
 
 from games.errors import GameError
 from games.wagers import WagerPlaced
-from server import metrics, play_limits, store
+from server import crowd, metrics, play_limits, store
 from server.auth import Principal
 from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
@@ -591,4 +591,6 @@ class TableRuntime:
             view = {**msgspec.structs.asdict(view), "next_automatic": due}
             if who is not None and who.role in ASSIGNED_ROLES and who.id not in self.info.staff:
                 view["legal"] = []  # (the server's rule on top of the engine's: staff act where assigned)
+            if crowd.filtered_for(self.info, who):  # a player at a crowd table: his own bets
+                view = crowd.view_for(view, who.id if who is not None else "")
         return self.seq, view

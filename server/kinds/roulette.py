@@ -48,10 +48,13 @@ class RouletteKind(GameKind):
     event_type = E.Event
     state_type = RouletteState
     profiles = ("campione",)
-    settings_keys = ("minimum", "doubled_plein", "prison_on_zero")
+    # ``crowd``: each player's stream and view are his share of the table (server.crowd)
+    settings_keys = ("minimum", "doubled_plein", "prison_on_zero", "crowd")
 
     def new_engine(self, table: TableInfo) -> RouletteTable:
         s = table.settings
+        if not isinstance(s.get("crowd", False), bool):
+            raise GameError("invalid_settings", "A roulette table's crowd setting is true or false.")
         try:
             settings = default_settings(table.currency, minimum=s.get("minimum"),
                                         doubled_plein=bool(s.get("doubled_plein", False)),

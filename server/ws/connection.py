@@ -26,7 +26,7 @@ from litestar.channels import ChannelsPlugin
 
 from games.errors import GameError
 from games.ledger import accounts
-from server import metrics, store
+from server import crowd, metrics, store
 from server.auth import SUBPROTOCOL, Principal, decode_token, token_expiry, token_key
 from server.channels_backend import RESYNC
 from server.edge import check_json
@@ -56,9 +56,11 @@ from server.protocol import (
 from server.resources import Resources
 from server.responsible import play_result
 from server.runtime import channel_of
+from server.ws import hub
 from server.ws.handshake import presented_token
 from server.ws.outbox import Outbox
 from server.ws.peek import batch_seqs, cid_of, events_decoder
+from server.ws.shares import frame_for
 
 log = logging.getLogger("casino.ws")
 
@@ -83,6 +85,8 @@ class Connection(Outbox):
         self.token_key: str | None = None  # its token's (``auth.token_key``): a logout closes it (4012)
         self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
         self.last_seq: dict[str, int] = {}
+        # Tables whose stream this socket gets as a player's share (server.crowd): his id.
+        self.share: dict[str, str] = {}
         self.present: set[str] = set()  # tables whose runtime counts this socket as present
         self.tasks: set[asyncio.Task] = set()
         self.pending = 0  # commands sent to tables and not answered yet
@@ -303,9 +307,14 @@ class Connection(Outbox):
             return
         if table in self.subs:
             await self._unsubscribe(table)
+        if crowd.filtered_for(info, self.who):
+            self.share[table] = self.who.id if self.who is not None else ""
         # Subscribe first, then read the state: an event committed meanwhile arrives on the
         # channel, and the seq filter drops what the snapshot or the replay already holds.
-        subscriber = await self.channels.subscribe(channel_of(table))
+        if table in self.share:  # one subscription for the process's players there (server.ws.hub)
+            subscriber = await hub.join(self.resources.hubs, self.channels, table, self.share[table])
+        else:
+            subscriber = await self.channels.subscribe(channel_of(table))
         gate = asyncio.Event()
         pump = asyncio.create_task(self._pump(table, subscriber, gate))
         self.subs[table] = (subscriber, pump)
@@ -327,7 +336,9 @@ class Connection(Outbox):
                 # more history than send_queue_frames without reading it is too slow.
                 # One event per frame: the bound counts the history asked for.
                 for row in replay:
-                    self.send_msg(stored_event(table, kind, row))
+                    event = stored_event(table, kind, row, self.share.get(table))
+                    if event is not None:
+                        self.send_msg(event)
                     last = row[0]
                 self.last_seq[table] = last
             else:
@@ -360,7 +371,9 @@ class Connection(Outbox):
                 continue
             peek = batch_seqs(frame)
             seq, have = peek.seq, self.last_seq.get(table, 0)
-            if peek.events and peek.events[0].seq > have + 1:
+            # (A crowd table's hub hands a socket only what concerns it: holes by design; the
+            # hub, seeing every frame, sends RESYNC for frames lost on the way.)
+            if peek.events and peek.events[0].seq > have + 1 and table not in self.share:
                 # Frames were lost on the way (a broker connection dropped): what this socket
                 # missed comes from PostgreSQL first, so it never sees a hole in the seqs.
                 if not await self._fill_gap(table, have, peek.events[0].seq - 1):
@@ -373,6 +386,11 @@ class Connection(Outbox):
                     msg = events_decoder.decode(frame)
                     frame = encoder.encode(Events(table, seq, [e for e in msg.events if e.seq > have]))
                 self.last_seq[table] = seq
+                if table in self.share:  # a player at a crowd table: his share, or nothing
+                    shared = frame_for(frame, self.share[table])
+                    if shared is None:
+                        continue
+                    frame = shared
                 if self._full() and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
                     self._too_slow()
                     return
@@ -389,7 +407,8 @@ class Connection(Outbox):
             missed = await store.events_after(conn, table, have, limit=upto - have)
         log.warning("table %s: %d events missed by %s's socket came from the database", table, len(missed), self.peer)
         for row in missed:
-            if not await self.deliver(encoder.encode(stored_event(table, kind, row))):
+            event = stored_event(table, kind, row, self.share.get(table))
+            if event is not None and not await self.deliver(encoder.encode(event)):
                 return False
             self.last_seq[table] = row[0]
         return True
@@ -407,16 +426,22 @@ class Connection(Outbox):
             self.present.discard(table)
             self.resources.manager.router.left(table, self.who)
         self.last_seq.pop(table, None)
+        shared = self.share.pop(table, None) is not None
         pump.cancel()
         with contextlib.suppress(Exception):
-            await self.channels.unsubscribe(subscriber, channel_of(table))
+            if shared:
+                await hub.leave(self.resources.hubs, table, subscriber)
+            else:
+                await self.channels.unsubscribe(subscriber, channel_of(table))
 
 
-def stored_event(table: str, kind: Any, row: tuple[int, str, bytes]) -> Events:
+def stored_event(table: str, kind: Any, row: tuple[int, str, bytes], share: str | None = None) -> Events | None:
     """One event read back from PostgreSQL (a replay, a filled gap) as its own message, as
-    the players may see it."""
+    the players may see it; with ``share`` (a player at a crowd table, ``server.crowd``) as
+    he may see it, None if it is another player's."""
     seq, round_id, payload = row
-    return Events(table, seq, [TableEvent(seq, round_id, kind.public_payload(payload))])
+    event = kind.public_payload(payload) if share is None else crowd.sees_stored(payload, share)
+    return None if event is None else Events(table, seq, [TableEvent(seq, round_id, event)])
 
 
 @websocket("/ws")

@@ -1,0 +1,131 @@
+"""One subscription per process to a crowd table's channel (``server.crowd``), shared by the
+players' sockets there: each published frame is cut once (``shares``) and handed only to the
+sockets it has something for.
+
+With a subscription per socket, every batch woke every socket's pump (2,000 queue puts and
+task switches per batch at a 2,000-player wheel, most of them to find nothing to send: the
+profile's largest share once the frames were cut). Through the hub a batch of other players'
+bets reaches its bettors' sockets alone; the table's own events (the spin opening, the
+result) reach every socket. A socket's pump then sees holes in the seqs by design, so the
+hub, which sees every frame, is the one to notice frames lost on the way (a broker that
+dropped them): it hands every socket ``RESYNC``, and each reads what it missed from
+PostgreSQL through the same filter."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from server.channels_backend import RESYNC
+from server.runtime import channel_of
+from server.ws.peek import batch_seqs
+from server.ws.shares import split
+
+log = logging.getLogger("casino.ws")
+
+
+class Member:
+    """A socket's place in a hub: its own queue of the frames meant for it."""
+
+    def __init__(self, player: str) -> None:
+        self.player = player
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+    @property
+    def qsize(self) -> int:
+        return self.queue.qsize()
+
+    async def iter_events(self) -> AsyncGenerator[bytes, None]:
+        while True:
+            yield await self.queue.get()
+
+
+class Hub:
+    def __init__(self, channels: Any, table: str) -> None:
+        self.channels, self.table = channels, table
+        self.members: set[Member] = set()
+        self.by_player: dict[str, set[Member]] = {}
+        self.seq = 0  # the last seq of the last frame seen
+        self.subscriber: Any = None
+        self.task: asyncio.Task | None = None
+        self.started = asyncio.Event()
+
+    async def start(self) -> None:
+        try:
+            self.subscriber = await self.channels.subscribe(channel_of(self.table))
+            self.task = asyncio.create_task(self._run(), name=f"crowd hub {self.table}")
+        finally:
+            self.started.set()
+
+    def join(self, member: Member) -> None:
+        self.members.add(member)
+        self.by_player.setdefault(member.player, set()).add(member)
+
+    def leave(self, member: Member) -> bool:
+        """Whether the hub is now empty."""
+        self.members.discard(member)
+        mine = self.by_player.get(member.player)
+        if mine is not None:
+            mine.discard(member)
+            if not mine:
+                del self.by_player[member.player]
+        return not self.members
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(BaseException):
+                await self.task
+        if self.subscriber is not None:
+            with contextlib.suppress(Exception):
+                await self.channels.unsubscribe(self.subscriber, channel_of(self.table))
+
+    async def _run(self) -> None:
+        async for frame in self.subscriber.iter_events():
+            if frame == RESYNC:
+                self._all(RESYNC)
+                continue
+            peek = batch_seqs(frame)
+            if self.seq and peek.events and peek.events[0].seq > self.seq + 1:
+                log.warning("table %s: frames %d..%d lost on the way: every crowd socket reads them again",
+                            self.table, self.seq + 1, peek.events[0].seq - 1)
+                self._all(RESYNC)
+            self.seq = max(self.seq, peek.seq)
+            cut = split(frame)
+            if cut.public or cut.shared:  # something for everyone
+                self._all(frame)
+                continue
+            for player in cut.own:
+                for member in self.by_player.get(player, ()):
+                    member.queue.put_nowait(frame)
+
+    def _all(self, frame: bytes) -> None:
+        for member in self.members:
+            member.queue.put_nowait(frame)
+
+
+async def join(hubs: dict[str, Hub], channels: Any, table: str, player: str) -> Member:
+    """A socket of ``player`` joins the table's hub in this process (made at the first)."""
+    hub = hubs.get(table)
+    if hub is None:
+        hub = hubs[table] = Hub(channels, table)
+        await hub.start()
+    else:
+        await hub.started.wait()
+    if hub.task is None:  # its subscription failed (the broker away): the next one tries again
+        if hubs.get(table) is hub:
+            del hubs[table]
+        raise ConnectionError(f"table {table}: no subscription to its channel")
+    member = Member(player)
+    hub.join(member)
+    return member
+
+
+async def leave(hubs: dict[str, Hub], table: str, member: Member) -> None:
+    hub = hubs.get(table)
+    if hub is not None and hub.leave(member):
+        del hubs[table]
+        await hub.stop()

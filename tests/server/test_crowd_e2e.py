@@ -1,0 +1,87 @@
+"""A crowd table (issue 14, ``server.crowd``): a player's stream and view are his share of
+the table (the table's own events and his own bets), staff see everything, and a resume or a
+snapshot says the same as the live stream. Worked by hand: ann stakes 2,000 on rouge and 500
+on plein 17, bob 1,000 on noir; the croupier enters 4 (black): ann loses 2,500, bob wins 1,000."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.client import HTTPError
+
+from .conftest import Floor
+
+pytestmark = pytest.mark.slow
+
+T = "crowd-1"
+
+
+def _events(client, table: str) -> list[dict]:
+    return [f["event"] for f in client.frames if f.get("type") == "event" and f.get("table") == table]
+
+
+async def test_a_player_sees_his_share_of_a_crowd_table(server, floor: Floor):
+    croupier = await floor.account("cr-croupier", "croupier")
+    ann = await floor.account("cr-ann", chips=10_000)
+    bob = await floor.account("cr-bob", chips=10_000)
+    await floor.table("roulette", "campione", T, staff=("cr-croupier",), crowd=True)
+    try:
+        for c in (croupier, ann, bob):
+            await c.connect()
+            await c.subscribe(T)
+        await croupier.play(T, {"type": "open_spin"})
+        await ann.bet(T, "rouge", 2_000)
+        await bob.bet(T, "noir", 1_000)
+        await ann.bet(T, "plein 17", 500)
+        # Mid-window: each player's view holds his own bets only; the croupier's all three.
+        mine = (await ann.request("GET", f"/tables/{T}"))["view"]["bets"]
+        assert sorted((b["player"], b["spot"]) for b in mine) == [("cr-ann", "plein 17"), ("cr-ann", "rouge")]
+        assert len((await croupier.request("GET", f"/tables/{T}"))["view"]["bets"]) == 3
+        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                     {"type": "result", "number": 4, "source": "croupier"}):
+            await croupier.play(T, step)
+        for c in (croupier, ann, bob):
+            await c.next_event(T, "spin_settled")
+
+        seen = _events(ann, T)
+        named = {e.get("player") for e in seen if e.get("player")}
+        assert named == {"cr-ann"}  # nothing of bob's
+        placed = [(e["spot"], e["amount"]) for e in seen if e["type"] == "wager_placed"]
+        assert sorted(placed) == [("plein 17", 500), ("rouge", 2_000)]
+        settled = [e for e in seen if e["type"] == "wager_settled"]
+        assert sorted(e["returned"] + e["won"] - e["stake"] for e in settled) == [-2_000, -500]
+        (result,) = [e for e in seen if e["type"] == "spin_result"]
+        assert result["number"] == 4 and {b["player"] for b in result["bets"]} == {"cr-ann"}
+        assert {"spin_opened", "ball_launched", "bets_closed", "spin_settled"} <= {e["type"] for e in seen}
+        bob_seen = _events(bob, T)
+        assert {e.get("player") for e in bob_seen if e.get("player")} == {"cr-bob"}
+        # The croupier sees everyone's.
+        staff = _events(croupier, T)
+        assert {e["player"] for e in staff if e["type"] == "wager_placed"} == {"cr-ann", "cr-bob"}
+        assert len([e for e in staff if e["type"] == "wager_settled"]) == 3
+        assert (await ann.balance())["available"] == 7_500 and (await bob.balance())["available"] == 11_000
+
+        # A resume from before the spin replays his share only, the same as he saw live.
+        first = min(f["seq"] for f in ann.frames if f.get("table") == T and f.get("type") == "event")
+        live = [(f["seq"], f["event"]["type"]) for f in ann.frames if f.get("table") == T
+                and f.get("type") == "event"]
+        ann.frames.clear()
+        ann.last_seq[T] = first - 1
+        await ann.reconnect()
+        await ann.wait_seq(T, live[-1][0])
+        again = [(f["seq"], f["event"]["type"]) for f in ann.frames if f.get("table") == T
+                 and f.get("type") == "event"]
+        assert again == live
+    finally:
+        for c in (croupier, ann, bob):
+            await c.close()
+    assert await floor.ledger_problems() == []
+
+
+async def test_the_crowd_setting_is_true_or_false(floor: Floor):
+    with pytest.raises(HTTPError) as refused:
+        await floor.table("roulette", "campione", "crowd-bad", crowd="yes")
+    assert refused.value.code == "invalid_settings"
+    with pytest.raises(HTTPError) as refused:  # a blackjack table has no crowd setting
+        await floor.table("blackjack", "lugano", "crowd-bj", crowd=True)
+    assert refused.value.code == "invalid_settings"
