@@ -20,6 +20,7 @@ from helpers.databases import new_database
 from server.client import CasinoClient, HTTPError
 
 from .conftest import JWT_SECRET, PASSWORD, Floor, ServerProcess
+from .test_many_processes_e2e import redis_url as redis_url  # (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -154,16 +155,6 @@ async def test_revocations_of_expired_tokens_are_pruned_by_the_next_logout(serve
     finally:
         await conn.close()
         await client.close()
-
-
-@pytest.fixture(scope="module")
-def redis_url(tmp_path_factory):
-    from server.redis_embedded import start_redis, stop_redis
-
-    folder = tmp_path_factory.mktemp("redis")
-    url = start_redis(folder)
-    yield url
-    stop_redis(folder)
 
 
 async def test_a_logout_on_one_process_closes_the_sockets_on_another(pg_url, redis_url, tmp_path_factory):

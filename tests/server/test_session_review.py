@@ -27,7 +27,7 @@ from roulette import commands as RC
 from server.auth import Principal
 from server.recall import RecallService, rerun_stretch
 
-from .test_replay import Table, _ctx, _table
+from .test_replay import Table, _ctx, _table, submit_unreadable
 
 ANN, BOB = Principal("ann", "player"), Principal("bob", "player")
 
@@ -154,16 +154,7 @@ async def test_a_round_whose_last_command_was_not_logged_is_not_reported_as_matc
     assert rt is not None
     await table.fire()  # the spin opens
     await rt.submit(ANN, "b1", RC.PlaceBet(spot="rouge", amount=500))
-    real = type(rt.kind).decode_command
-
-    def odd(self: Any, raw: bytes) -> Any:
-        command = real(self, raw)
-        return RC.SetPartagePreference(partage=not command.partage) if type(command).__name__ == \
-            "SetPartagePreference" else command
-
-    monkeypatch.setattr(type(rt.kind), "decode_command", odd)
-    await rt.submit(ANN, "p1", RC.SetPartagePreference(partage=True))
-    monkeypatch.undo()
+    await submit_unreadable(monkeypatch, rt, ANN, "p1")
     async with pool.acquire() as conn:
         unlogged = await conn.fetchval("SELECT state_command FROM table_state WHERE table_id = 'rv-odd'")
         assert await conn.fetchval("SELECT max(n) FROM table_commands WHERE table_id = 'rv-odd'") == unlogged - 1
@@ -189,16 +180,7 @@ async def test_a_gap_after_the_round_is_no_false_alarm_and_restore_is_unaffected
     for i in range(5):
         await rt.submit(ANN, f"s1b{i}", RC.PlaceBet(spot="rouge", amount=500))
     await _fire_until(table, lambda: rt.kind.round_id(rt.engine) == "spin-2")
-    real = type(rt.kind).decode_command
-
-    def odd(self: Any, raw: bytes) -> Any:
-        command = real(self, raw)
-        return RC.SetPartagePreference(partage=not command.partage) if type(command).__name__ == \
-            "SetPartagePreference" else command
-
-    monkeypatch.setattr(type(rt.kind), "decode_command", odd)
-    await rt.submit(ANN, "p1", RC.SetPartagePreference(partage=True))
-    monkeypatch.undo()
+    await submit_unreadable(monkeypatch, rt, ANN, "p1")
     for i in range(4):
         await rt.submit(BOB, f"s2b{i}", RC.PlaceBet(spot="noir", amount=500))
     await table.check_restore()
