@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from litestar import Litestar
-from litestar.channels import ChannelsPlugin
 from litestar.channels.backends.memory import MemoryChannelsBackend
 from litestar.connection import ASGIConnection
 from litestar.openapi import OpenAPIConfig
@@ -26,6 +25,7 @@ from server.accounts import ensure_admin
 from server.api import ROUTES
 from server.asyncapi import asyncapi_route
 from server.auth import SAFE_METHODS, Principal, Tokens, make_jwt_auth, same_origin, token_key
+from server.channels_backend import Channels
 from server.config import Settings
 from server.deps import DEPENDENCIES
 from server.echo import echo_routes
@@ -74,7 +74,8 @@ def _channels_backend(settings: Settings) -> Any:
 def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or Settings.from_env()
     jwt_auth = make_jwt_auth(settings.jwt_secret, settings.token_minutes, _retrieve_user)
-    channels = ChannelsPlugin(backend=_channels_backend(settings), arbitrary_channels_allowed=True)
+    # (``Channels``: a subscribe returns once its channel reaches this process; server.channels_backend)
+    channels = Channels(backend=_channels_backend(settings), arbitrary_channels_allowed=True)
     bots: list[asyncio.Task[None]] = []
 
     @asynccontextmanager
