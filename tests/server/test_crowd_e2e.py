@@ -8,8 +8,11 @@ from __future__ import annotations
 import pytest
 
 from server.client import HTTPError
+from server.placement import preferred
 
-from .conftest import Floor
+from .conftest import Floor, owner_id, table_owners, until
+from .test_many_processes_e2e import _processes
+from .test_many_processes_e2e import redis_url as redis_url  # (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -85,3 +88,52 @@ async def test_the_crowd_setting_is_true_or_false(floor: Floor):
     with pytest.raises(HTTPError) as refused:  # a blackjack table has no crowd setting
         await floor.table("blackjack", "lugano", "crowd-bj", crowd=True)
     assert refused.value.code == "invalid_settings"
+
+
+@pytest.fixture
+async def own_db(pg_url: str):
+    from helpers.databases import new_database
+
+    async with new_database(pg_url, "crowdmp") as url:
+        yield url
+
+
+async def test_a_crowd_table_served_by_another_process(own_db, redis_url, tmp_path_factory):
+    """The players on the process that does not serve the crowd table: each gets his share
+    there through that process's one subscription (the broker in between)."""
+    a, b = _processes(own_db, redis_url, tmp_path_factory.mktemp("crowd-two"), 2)
+    a.start()
+    b.start()
+    try:
+        floor = Floor(a)
+        croupier = await floor.account("cm-croupier", "croupier")
+        await floor.table("roulette", "campione", "crowd-mp", staff=("cm-croupier",), crowd=True)
+        owner = preferred("crowd-mp", [owner_id(a), owner_id(b)])
+        elsewhere = b if owner == owner_id(a) else a
+
+        async def settled() -> bool:
+            return (await table_owners(elsewhere)).get("crowd-mp") == owner
+
+        assert await until(settled)
+        players = [await Floor(elsewhere).account(f"cm-p{i}", chips=10_000) for i in range(3)]
+        for c in (croupier, *players):
+            await c.move_to(elsewhere.url)
+            await c.subscribe("crowd-mp")
+        await croupier.play("crowd-mp", {"type": "open_spin"})
+        for i, p in enumerate(players):
+            await p.bet("crowd-mp", "rouge", 1_000 * (i + 1))
+        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
+                     {"type": "result", "number": 1, "source": "croupier"}):  # 1 is red: all win
+            await croupier.play("crowd-mp", step)
+        for i, p in enumerate(players):
+            await p.next_event("crowd-mp", "spin_settled")
+            seen = _events(p, "crowd-mp")
+            assert {e.get("player") for e in seen if e.get("player")} == {p.user}
+            assert [e["won"] for e in seen if e["type"] == "wager_settled"] == [1_000 * (i + 1)]
+        assert len([e for e in _events(croupier, "crowd-mp") if e["type"] == "wager_settled"]) == 3
+        for c in (croupier, *players):
+            await c.close()
+        assert await floor.ledger_problems() == []
+    finally:
+        a.stop()
+        b.stop()
