@@ -5,6 +5,8 @@ on plein 17, bob 1,000 on noir; the croupier enters 4 (black): ann loses 2,500, 
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from server.client import HTTPError
@@ -137,3 +139,34 @@ async def test_a_crowd_table_served_by_another_process(own_db, redis_url, tmp_pa
     finally:
         a.stop()
         b.stop()
+
+
+@pytest.mark.parametrize("crowd", [False, True], ids=["ordinary", "crowd"])
+async def test_two_subscribes_at_once_leave_one_subscription(server, floor: Floor, crowd: bool):
+    """A client that sends two subscribes for a table at once (a reconnect racing its own
+    retry, say) is subscribed once: every event reaches it once, and nothing after it
+    unsubscribes. (Here, with no broker between processes, the two may not interleave at all;
+    the connection takes one subscription change per table at a time whatever the broker.)"""
+    table = f"crowd-twice-{int(crowd)}"
+    croupier = await floor.account(f"ct-croupier-{int(crowd)}", "croupier")
+    eve = await floor.account(f"ct-eve-{int(crowd)}", chips=10_000)
+    await floor.table("roulette", "campione", table, staff=(croupier.user,), crowd=crowd)
+    try:
+        for c in (croupier, eve):
+            await c.connect()
+        await croupier.subscribe(table)
+        await asyncio.gather(eve.subscribe(table), eve.subscribe(table))
+        await croupier.play(table, {"type": "open_spin"})
+        await eve.bet(table, "rouge", 1_000)
+        await croupier.play(table, {"type": "launch_ball"})
+        await eve.next_event(table, "ball_launched")
+        await asyncio.sleep(0.3)  # (a second copy would be on its way)
+        seqs = [f["seq"] for f in eve.frames if f.get("type") == "event" and f.get("table") == table]
+        assert seqs and len(seqs) == len(set(seqs)), seqs
+        await eve.unsubscribe(table)
+        await croupier.play(table, {"type": "no_more_bets"})
+        await asyncio.sleep(0.3)
+        assert not [f for f in eve.frames if f.get("type") == "event" and f["event"]["type"] == "bets_closed"]
+    finally:
+        for c in (croupier, eve):
+            await c.close()
