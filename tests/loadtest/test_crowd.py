@@ -17,8 +17,10 @@ from loadtest.server_process import LoadServer
 pytestmark = pytest.mark.slow
 
 
-def test_every_bet_of_a_crowd_at_one_wheel_is_acked_and_settled(pg_url, tmp_path):
-    a = argparse.Namespace(players=200, bets=5, window=5.0, procs=2)
+@pytest.mark.parametrize("crowd_table", [False, True], ids=["ordinary", "crowd-table"])
+def test_every_bet_of_a_crowd_at_one_wheel_is_acked_and_settled(pg_url, tmp_path, crowd_table):
+    """At an ordinary table, and at a crowd table (each player his share: server.crowd)."""
+    a = argparse.Namespace(players=200, bets=5, window=5.0, procs=2, crowd_table=crowd_table)
     with LoadServer(pg_url, env=BENCH_ENV, log_path=tmp_path / "server.log") as srv:
         r = asyncio.run(bench_crowd(srv, a))
         log = srv.log()
