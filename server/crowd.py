@@ -64,6 +64,14 @@ def his_share(event: dict[str, Any], player: str) -> dict[str, Any]:
     return out
 
 
+def his_event(event: dict[str, Any], player: str) -> dict[str, Any] | None:
+    """A decoded event as ``player`` may see it at a crowd table (None: another player's)."""
+    owner = event.get("player")
+    if isinstance(owner, str) and owner and owner != player:
+        return None
+    return his_share(event, player) if event.get("type") in NAMED_LISTS else event
+
+
 def view_for(view: dict[str, Any], player: str) -> dict[str, Any]:
     """A crowd table's view (as a dict) with only ``player``'s bets and late bets."""
     out = dict(view)

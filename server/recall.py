@@ -31,7 +31,7 @@ from games.ledger.model import StatementLine
 from games.ledger.store import Ledger
 from games.shoe import commitment as shoe_commitment
 from games.shoe import cut as cut_shoe
-from server import store
+from server import crowd, store
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
 from server.manager import TableManager
@@ -200,6 +200,8 @@ class RecallService:
         steps = await store.round_steps(conn, table_id, round_id)
         boxes = his_boxes(steps, player)
         mine = [s for s in steps if concerns(s.event, player, boxes)]
+        if crowd.is_crowd(info):  # a spin's result lists his entries only, as his stream had it
+            mine = [msgspec.structs.replace(s, event=crowd.his_event(s.event, player)) for s in mine]
         wagers = list(dict.fromkeys(s.event["wager"] for s in steps
                                     if s.kind == "wager_placed" and s.event.get("player") == player))
         lines = await _movements(conn, self.ledger, account, table_id, wagers)

@@ -18,7 +18,7 @@ from blackjack.tournament.seating import tournament_of_table
 from games.errors import GameError
 from games.ledger.store import Ledger
 from games.money import currency as currency_of
-from server import store
+from server import crowd, store
 from server.accounts import find_user
 from server.auth import Principal
 from server.kinds import kind as game_kind
@@ -222,13 +222,17 @@ class TableService:
         seq = await _submitted(rt, by, f"http-limits-{secrets.token_hex(8)}", command)
         return seq, await self.limits.current(table_id)
 
-    async def recall(self, table_id: str, round_id: str) -> list[store.RoundStep]:
-        """A round, step by step (who may recall which round: ``server.policy``)."""
-        self.manager.known(table_id)  # an archived table's history stays
+    async def recall(self, table_id: str, round_id: str, caller: Principal | None = None) -> list[store.RoundStep]:
+        """A round, step by step (who may recall which round: ``server.policy``); a player at a
+        crowd table gets his share of it, as his stream had it (``server.crowd``)."""
+        info = self.manager.known(table_id)  # an archived table's history stays
         async with self.pool.acquire() as conn:
             steps = await store.round_steps(conn, table_id, round_id)
         if not steps:
             raise GameError("unknown_round", f"No round {round_id!r} at table {table_id}.")
+        if caller is not None and crowd.filtered_for(info, caller):
+            shown = ((s, crowd.his_event(s.event, caller.id)) for s in steps)
+            steps = [msgspec.structs.replace(s, event=e) for s, e in shown if e is not None]
         return steps
 
     async def player_rounds(self, user_id: str, limit: int) -> list[store.RoundRef]:

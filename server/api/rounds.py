@@ -24,5 +24,6 @@ class RoundsController(Controller):
     @get("/tables/{table_id:str}/rounds/{round_id:str}", operation_id="RecallRound",
          guards=[require_roles(*RECALL), require_assigned, require_own_round],
          summary="The full recall of a round, step by step (a player: the rounds he played)")
-    async def recall(self, table_id: str, round_id: str, table_service: TableService) -> list[store.RoundStep]:
-        return await table_service.recall(table_id, round_id)
+    async def recall(self, caller: Principal, table_id: str, round_id: str,
+                     table_service: TableService) -> list[store.RoundStep]:
+        return await table_service.recall(table_id, round_id, caller)

@@ -65,6 +65,18 @@ async def test_a_player_sees_his_share_of_a_crowd_table(server, floor: Floor):
         assert {e["player"] for e in staff if e["type"] == "wager_placed"} == {"cr-ann", "cr-bob"}
         assert len([e for e in staff if e["type"] == "wager_settled"]) == 3
         assert (await ann.balance())["available"] == 7_500 and (await bob.balance())["available"] == 11_000
+        # The round's recall says the same as his stream: his share (the croupier: all of it).
+        rnd = next(f["round"] for f in ann.frames if f.get("type") == "event"
+                                  and f["event"]["type"] == "spin_result")
+        steps = await ann.request("GET", f"/tables/{T}/rounds/{rnd}")
+        assert {s["event"].get("player") for s in steps if s["event"].get("player")} == {"cr-ann"}
+        (res,) = [s["event"] for s in steps if s["kind"] == "spin_result"]
+        assert {b["player"] for b in res["bets"]} == {"cr-ann"}
+        staff_steps = await croupier.request("GET", f"/tables/{T}/rounds/{rnd}")
+        assert len([s for s in staff_steps if s["kind"] == "wager_placed"]) == 3
+        [mine] = await ann.request("GET", "/players/cr-ann/recall", params={"table": T})
+        (res,) = [s["event"] for s in mine["steps"] if s["kind"] == "spin_result"]
+        assert {b["player"] for b in res["bets"]} == {"cr-ann"}
 
         # A resume from before the spin replays his share only, the same as he saw live.
         first = min(f["seq"] for f in ann.frames if f.get("table") == T and f.get("type") == "event")
