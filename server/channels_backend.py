@@ -13,9 +13,9 @@ The backend's SUBSCRIBE and UNSUBSCRIBE go one at a time (``_commands``): redis-
 subscriptions at once (two sockets, or two watchers at start) each took a connection of the
 pool, and the channel subscribed on the one it did not keep was dead in this process for
 good: Redis sent its messages to a connection nobody reads, while ``PubSub.channels`` said it
-was subscribed (a tournament's players on another process never heard its end). And a
-channel's later subscribers wait until its first one's SUBSCRIBE is on its way
-(``Channels``): a snapshot read before that could miss the events just after it.
+was subscribed (a tournament's players on another process never heard its end). And every
+subscriber waits until its channel's SUBSCRIBE is on its way (``Channels``): a snapshot read
+before that could miss the events just after it.
 """
 
 from __future__ import annotations
@@ -23,11 +23,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any
 
 from litestar.channels import ChannelsPlugin, Subscriber
 from litestar.channels.backends.redis import RedisChannelsPubSubBackend
+from litestar.channels.plugin import ChannelsException
 
 log = logging.getLogger("casino.channels")
 
@@ -36,19 +37,64 @@ PUBLISH_TRIES = 3
 
 
 class Channels(ChannelsPlugin):
-    """Litestar's plugin, whose ``subscribe`` returns only once the channel's SUBSCRIBE has
-    gone to the broker. Litestar's asks the backend for a channel's first subscriber only: a
-    second one came back at once, while the first's SUBSCRIBE could still be waiting (for
-    the connection, for the lock), and read its snapshot before the channel reached this
-    process; the events just after it were lost to it until a later frame showed the hole,
-    and for good after a last event (a tournament's end)."""
+    """Litestar's plugin, with two differences in ``subscribe``:
+
+    * it returns only once the channel's SUBSCRIBE has gone to the broker, for every
+      subscriber (Litestar's asks the backend for a channel's first subscriber only: a second
+      one came back at once, while the first's SUBSCRIBE could still be waiting, and read its
+      snapshot before the channel reached this process; the events just after it were lost
+      to it, for good after a last event such as a tournament's end);
+    * a subscription that fails or is cancelled half-way is taken back (Litestar's kept it
+      registered: every later subscriber then took the channel for subscribed and sent no
+      SUBSCRIBE, so after a broker outage a table first followed during it stayed silent in
+      this process, or a cancelled one kept filling a queue nobody read)."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._cleanups: set[asyncio.Task[None]] = set()
+        attach = getattr(self._backend, "attach", None)
+        if attach is not None:
+            attach(lambda channel: bool(self._channels.get(channel)))
 
     async def subscribe(self, channels: str | Iterable[str], history: int | None = None) -> Subscriber:
-        subscriber = await super().subscribe(channels, history)
-        ready = getattr(self._backend, "ready", None)
-        if ready is not None:
-            await ready([channels] if isinstance(channels, str) else channels)
+        names = [channels] if isinstance(channels, str) else list(channels)
+        if not self._arbitrary_channels_allowed:
+            for name in names:
+                if name not in self._channels:
+                    raise ChannelsException(f"Unknown channel: {name!r}.")
+        subscriber = self._subscriber_class(plugin=self, max_backlog=self._max_backlog,
+                                            backlog_strategy=self._backlog_strategy)
+        fresh = []
+        for name in names:
+            subscribers = self._channels.setdefault(name, set())
+            if not subscribers:
+                fresh.append(name)
+            subscribers.add(subscriber)
+        try:
+            ensure = getattr(self._backend, "ensure", None)
+            if ensure is not None:
+                await ensure(names)
+            elif fresh:
+                await self._backend.subscribe(fresh)
+        except BaseException:
+            idle = []
+            for name in names:
+                subscribers = self._channels.get(name, set())
+                subscribers.discard(subscriber)
+                if not subscribers:
+                    idle.append(name)
+            if idle:  # (in the background: this task may be the one being cancelled)
+                task = asyncio.create_task(self._drop(idle))
+                self._cleanups.add(task)
+                task.add_done_callback(self._cleanups.discard)
+            raise
+        if history:
+            await self.put_subscriber_history(subscriber=subscriber, limit=history, channels=names)
         return subscriber
+
+    async def _drop(self, channels: list[str]) -> None:
+        with contextlib.suppress(Exception):
+            await self._backend.unsubscribe([c for c in channels if not self._channels.get(c)])
 
 
 class ResilientPubSubBackend(RedisChannelsPubSubBackend):
@@ -57,31 +103,34 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
         # One pub/sub command at a time (see the module's doc): the first one connects,
         # and no (un)subscription interleaves with another's bookkeeping or a resubscription.
         self._commands = asyncio.Lock()
-        self._subscribing: dict[str, asyncio.Future] = {}  # channel -> its SUBSCRIBE sent
+        self._in_use: Callable[[str], bool] = lambda channel: False
+
+    def attach(self, in_use: Callable[[str], bool]) -> None:
+        """Whether the plugin has subscribers for a channel (checked again under the lock)."""
+        self._in_use = in_use
+
+    def _subscribed(self) -> set[str]:
+        pubsub = self._pub_sub
+        gone = {_name(c) for c in pubsub.pending_unsubscribe_channels}
+        return {_name(c) for c in pubsub.channels} - gone
+
+    async def ensure(self, channels: Iterable[str]) -> None:
+        """Until each of ``channels`` is subscribed at the broker (its SUBSCRIBE sent now, or
+        before); raises if the broker cannot be reached."""
+        async with self._commands:
+            missing = [c for c in channels if c not in self._subscribed()]
+            if missing:
+                await super().subscribe(missing)
 
     async def subscribe(self, channels: Iterable[str]) -> None:
-        channels = list(channels)
-        loop = asyncio.get_running_loop()
-        mine = {c: self._subscribing.setdefault(c, loop.create_future()) for c in channels}
-        try:
-            async with self._commands:
-                await super().subscribe(channels)
-        finally:
-            for channel, sent in mine.items():
-                if self._subscribing.get(channel) is sent:
-                    del self._subscribing[channel]
-                if not sent.done():
-                    sent.set_result(None)
-
-    async def ready(self, channels: Iterable[str]) -> None:
-        """Until the SUBSCRIBE of those of ``channels`` being subscribed now has been sent."""
-        waiting = [self._subscribing[c] for c in channels if c in self._subscribing]
-        if waiting:
-            await asyncio.gather(*(asyncio.shield(f) for f in waiting))
+        await self.ensure(channels)
 
     async def unsubscribe(self, channels: Iterable[str]) -> None:
         async with self._commands:
-            await super().unsubscribe(channels)
+            # (a channel subscribed again meanwhile, by a subscriber that came after, stays)
+            idle = [c for c in channels if not self._in_use(c)]
+            if idle:
+                await super().unsubscribe(idle)
 
     async def publish(self, data: bytes, channels: Iterable[str]) -> None:
         channels = list(channels)
@@ -127,3 +176,7 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
                     return channels
                 except Exception as exc:
                     log.warning("the broker is still unreachable (%s)", exc)
+
+
+def _name(channel: Any) -> str:
+    return channel.decode() if isinstance(channel, bytes) else str(channel)

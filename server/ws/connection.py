@@ -309,7 +309,15 @@ class Connection(Outbox):
         # One change at a time per table: two subscribes at once would both subscribe, and
         # the first's subscription (its pump) would live on unseen, every frame sent twice.
         async with self.sub_locks.setdefault(table, asyncio.Lock()):
-            await self._subscribe_now(msg, info, kind)
+            try:
+                await self._subscribe_now(msg, info, kind)
+            except Exception as exc:  # the broker away: answered, and nothing of it kept
+                log.warning("table %s: %s could not subscribe: %s", table, self.peer, exc)
+                if table in self.subs:
+                    await self._unsubscribe(table)
+                self.share.pop(table, None)
+                self.refuse(Rejected(msg.cid, "table_unavailable", "Its events cannot be followed right now; try "
+                                                                   "again shortly.", table))
 
     async def _subscribe_now(self, msg: Subscribe, info: Any, kind: Any) -> None:
         table, manager = msg.table, self.resources.manager
@@ -370,8 +378,10 @@ class Connection(Outbox):
         async for frame in subscriber.iter_events():
             if not gate.is_set():
                 await gate.wait()
-            if frame == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
+            if frame[:len(RESYNC)] == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
                 have = self.last_seq.get(table, 0)
+                if len(frame) > len(RESYNC):  # (a crowd hub's: every frame up to its seq went by already)
+                    have = self.last_seq[table] = max(have, int(frame[len(RESYNC) + 1:]))
                 async with self.resources.pool.acquire() as conn:
                     upto = await self.resources.manager.committed_seq(table, conn)
                 if upto > have and not await self._fill_gap(table, have, upto):

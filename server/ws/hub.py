@@ -86,13 +86,13 @@ class Hub:
     async def _run(self) -> None:
         async for frame in self.subscriber.iter_events():
             if frame == RESYNC:
-                self._all(RESYNC)
+                self._all(self._resync())
                 continue
             peek = batch_seqs(frame)
             if self.seq and peek.events and peek.events[0].seq > self.seq + 1:
                 log.warning("table %s: frames %d..%d lost on the way: every crowd socket reads them again",
                             self.table, self.seq + 1, peek.events[0].seq - 1)
-                self._all(RESYNC)
+                self._all(self._resync())
             self.seq = max(self.seq, peek.seq)
             cut = split(frame)
             if cut.public or cut.shared:  # something for everyone
@@ -102,6 +102,12 @@ class Hub:
                 for member in self.by_player.get(player, ()):
                     member.queue.put_nowait(frame)
 
+    def _resync(self) -> bytes:
+        """RESYNC, with the seq up to which every frame has already gone through each member's
+        queue (in order): a socket reads back from PostgreSQL only what came after it, not
+        every other player's bet since its own last frame."""
+        return RESYNC + b":%d" % self.seq
+
     def _all(self, frame: bytes) -> None:
         for member in self.members:
             member.queue.put_nowait(frame)
@@ -109,16 +115,21 @@ class Hub:
 
 async def join(hubs: dict[str, Hub], channels: Any, table: str, player: str) -> Member:
     """A socket of ``player`` joins the table's hub in this process (made at the first)."""
-    hub = hubs.get(table)
-    if hub is None:
-        hub = hubs[table] = Hub(channels, table)
-        await hub.start()
+    for _ in range(2):  # (a hub that another socket was starting, and that failed: once more)
+        hub = hubs.get(table)
+        if hub is None:
+            hub = hubs[table] = Hub(channels, table)
+            try:
+                await hub.start()
+            finally:
+                if hub.task is None and hubs.get(table) is hub:  # failed or cancelled: not kept
+                    del hubs[table]
+        else:
+            await hub.started.wait()
+        if hub.task is not None:
+            break
     else:
-        await hub.started.wait()
-    if hub.task is None:  # its subscription failed (the broker away): the next one tries again
-        if hubs.get(table) is hub:
-            del hubs[table]
-        raise ConnectionError(f"table {table}: no subscription to its channel")
+        raise ConnectionError(f"table {table}: no subscription to its channel (the broker away?)")
     member = Member(player)
     hub.join(member)
     return member

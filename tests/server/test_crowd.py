@@ -94,9 +94,10 @@ async def test_a_hub_hands_each_frame_to_the_sockets_it_concerns():
     for f in (bets, result, lost):
         channels.source.queue.put_nowait(f)
     await asyncio.sleep(0.05)
-    assert _drain(ann) == [bets, result, RESYNC, lost]  # 6..8 never came: everyone reads them again
-    assert _drain(bob) == [bets, result, RESYNC]
-    assert _drain(cy) == [result, RESYNC]  # nothing of his in the bets
+    # 6..8 never came: everyone reads them again, from after 5 (what went by before it, each had)
+    assert _drain(ann) == [bets, result, RESYNC + b":5", lost]
+    assert _drain(bob) == [bets, result, RESYNC + b":5"]
+    assert _drain(cy) == [result, RESYNC + b":5"]  # nothing of his in the bets
     for m in (ann, bob):
         await hubs.leave(registry, "t", m)
     assert registry and not channels.unsubscribed
