@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator
 
 import msgspec
 import pytest
@@ -21,6 +20,8 @@ from server import crowd
 from server.channels_backend import RESYNC, Channels, ResilientPubSubBackend
 from server.ws import hub as hubs
 from server.ws.shares import frame_for
+
+from .test_crowd import _Source
 
 # ---- the channels, on a real Redis ------------------------------------------------------------
 
@@ -164,15 +165,6 @@ async def test_subscribes_and_unsubscribes_crowding_one_channel_all_hear_it(own_
 
 
 # ---- the hub, on a fake subscription -----------------------------------------------------------
-
-
-class _Source:
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
-
-    async def iter_events(self) -> AsyncGenerator[bytes, None]:
-        while True:
-            yield await self.queue.get()
 
 
 class _SlowChannels:
