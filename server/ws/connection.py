@@ -87,7 +87,6 @@ class Connection(Outbox):
         self.last_seq: dict[str, int] = {}
         # Tables whose stream this socket gets as a player's share (server.crowd): his id.
         self.share: dict[str, str] = {}
-        self.sub_locks: dict[str, asyncio.Lock] = {}  # per table: one subscription change at a time
         self.present: set[str] = set()  # tables whose runtime counts this socket as present
         self.tasks: set[asyncio.Task] = set()
         self.pending = 0  # commands sent to tables and not answered yet
@@ -306,18 +305,15 @@ class Connection(Outbox):
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
-        # One change at a time per table: two subscribes at once would both subscribe, and
-        # the first's subscription (its pump) would live on unseen, every frame sent twice.
-        async with self.sub_locks.setdefault(table, asyncio.Lock()):
-            try:
-                await self._subscribe_now(msg, info, kind)
-            except Exception as exc:  # the broker away: answered, and nothing of it kept
-                log.warning("table %s: %s could not subscribe: %s", table, self.peer, exc)
-                if table in self.subs:
-                    await self._unsubscribe(table)
-                self.share.pop(table, None)
-                self.refuse(Rejected(msg.cid, "table_unavailable", "Its events cannot be followed right now; try "
-                                                                   "again shortly.", table))
+        try:
+            await self._subscribe_now(msg, info, kind)
+        except Exception as exc:  # the broker away: answered, and nothing of it kept
+            log.warning("table %s: %s could not subscribe: %s", table, self.peer, exc)
+            if table in self.subs:
+                await self._unsubscribe(table)
+            self.share.pop(table, None)
+            self.refuse(Rejected(msg.cid, "table_unavailable", "Its events cannot be followed right now; try "
+                                                               "again shortly.", table))
 
     async def _subscribe_now(self, msg: Subscribe, info: Any, kind: Any) -> None:
         table, manager = msg.table, self.resources.manager
@@ -432,14 +428,11 @@ class Connection(Outbox):
         return True
 
     async def _do_unsubscribe(self, msg: Unsubscribe) -> None:
-        lock = self.sub_locks.get(msg.table)  # (none: never subscribed here)
-        async with lock or contextlib.nullcontext():
-            if msg.table not in self.subs:
-                self.refuse(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.",
-                                     msg.table))
-                return
-            await self._unsubscribe(msg.table)
-            self.answer(Accepted(msg.cid, msg.table))
+        if msg.table not in self.subs:
+            self.refuse(Rejected(msg.cid, "not_subscribed", f"You do not follow table {msg.table!r}.", msg.table))
+            return
+        await self._unsubscribe(msg.table)
+        self.answer(Accepted(msg.cid, msg.table))
 
     async def _unsubscribe(self, table: str) -> None:
         subscriber, pump = self.subs.pop(table)

@@ -157,8 +157,8 @@ async def test_a_crowd_table_served_by_another_process(own_db, redis_url, tmp_pa
 async def test_two_subscribes_at_once_leave_one_subscription(server, floor: Floor, crowd: bool):
     """A client that sends two subscribes for a table at once (a reconnect racing its own
     retry, say) is subscribed once: every event reaches it once, and nothing after it
-    unsubscribes. (Here, with no broker between processes, the two may not interleave at all;
-    the connection takes one subscription change per table at a time whatever the broker.)"""
+    unsubscribes. (Here, with no broker between processes, the two may not interleave at all:
+    the subscription's race with a broker is noted as left alone.)"""
     table = f"crowd-twice-{int(crowd)}"
     croupier = await floor.account(f"ct-croupier-{int(crowd)}", "croupier")
     eve = await floor.account(f"ct-eve-{int(crowd)}", chips=10_000)
