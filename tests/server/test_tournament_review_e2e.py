@@ -549,6 +549,12 @@ async def test_a_tournament_and_its_table_on_two_processes(own_db, redis_url, tm
         # there, and every bot stops (on it, or when it was out before).
         for p in players:
             await events_of(p, tid, "finished", timeout=30)
+        final = director.last_seq[tid]
+        for p in players:  # every seq of the tournament's channel after his snapshot, none missing
+            await p.wait_seq(tid, final, timeout=15)
+            seqs = [f["seq"] for f in p.frames if f.get("type") == "event" and f["table"] == tid]
+            start = p.snapshots[tid]["seq"]
+            assert [s for s in seqs if s <= final] == list(range(start + 1, final + 1)), (p.user, start, seqs)
         assert set(await asyncio.wait_for(asyncio.gather(*runs), 30)) <= {"finished", "eliminated"}
         assert sum(bt.hands for bt in bots) > 0 and not [bt.errors for bt in bots if bt.errors]
         assert tours[tid] == ids[0], (tours, owners)

@@ -1,21 +1,17 @@
 """Table events between processes on Redis pub/sub (``server.channels_backend``): every
 channel subscribed in a process reaches its subscribers there, however the subscriptions
-crowd in; and a tournament served by one process reaches its players' sockets on another,
-every event of it up to its end."""
+crowd in. (A tournament served by one process, its players' sockets on another, every event
+of it up to its end: ``test_tournament_review_e2e``.)"""
 
 from __future__ import annotations
 
 import asyncio
 
-import pytest
 from litestar.channels import ChannelsPlugin
 
 from server.channels_backend import Channels, ResilientPubSubBackend
 
-from .conftest import Floor
 from .test_many_processes_e2e import redis_url as redis_url  # (a fixture)
-from .test_tournament_e2e import events_of
-from .test_tournament_review_e2e import clean, create, enter_and_start
 
 
 def _backend(url: str, prefix: str) -> ResilientPubSubBackend:
@@ -67,55 +63,3 @@ async def test_a_channels_second_subscriber_returns_once_it_is_subscribed(redis_
         s1, s2 = await asyncio.wait_for(asyncio.gather(first, second), 5)
         await plugin.wait_published(b"just after", ["second-x"])
         assert await _next(s1) == await _next(s2) == b"just after"
-
-
-@pytest.fixture
-async def own_db(pg_url: str):
-    from helpers.databases import new_database
-
-    async with new_database(pg_url, "twoev") as url:
-        yield url
-
-
-@pytest.mark.slow
-async def test_every_tournament_event_reaches_the_players_on_the_other_process(own_db, redis_url,
-                                                                                tmp_path_factory):
-    """The tournament on a, its players' sockets on b: each gets every seq of the
-    tournament's channel after its snapshot, and its bot stops on "finished"."""
-    from server.placement import preferred
-
-    from .conftest import owner_id
-    from .test_many_processes_e2e import _processes
-
-    a, b = _processes(own_db, redis_url, tmp_path_factory.mktemp("two-ev"), 2, CASINO_BETTING_SECONDS="1",
-                      CASINO_DECISION_SECONDS="1")
-    a.start()
-    b.start()
-    try:
-        ids = [owner_id(a), owner_id(b)]
-        tid = next(t for t in (f"tw-ev{i}" for i in range(10_000))
-                   if preferred(t, ids) == ids[0] and preferred(f"{t}-1-1", ids) == ids[1])
-        floor = Floor(a)
-        director = await floor.account("twev-dir", "director")
-        players = [await Floor(b).account(f"twev-{i}", chips=30_000, currency="EUR") for i in range(3)]
-        await create(director, tid)
-        bots, runs = await enter_and_start(director, tid, players)
-        (done,) = await events_of(director, tid, "finished", timeout=60)
-        _, late = await asyncio.wait(runs, timeout=15)
-        for r in late:
-            r.cancel()
-        final = director.last_seq[tid]
-        for p in players:
-            await p.wait_seq(tid, final, timeout=15)
-            seqs = [f["seq"] for f in p.frames if f.get("type") == "event" and f["table"] == tid]
-            start = p.snapshots[tid]["seq"]
-            assert [s for s in seqs if s <= final] == list(range(start + 1, final + 1)), (p.user, start, seqs)
-        assert {bt.out for bt in bots} <= {"finished", "eliminated"}, [bt.out for bt in bots]
-        assert sum(done["prizes"].values()) == 3 * 10_000
-        assert sum(bt.hands for bt in bots) > 0 and not [bt.errors for bt in bots if bt.errors]
-        await clean(floor, a, tid)
-        for c in (director, *players):
-            await c.close()
-    finally:
-        a.stop()
-        b.stop()
