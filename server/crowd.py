@@ -60,7 +60,7 @@ def his_share(event: dict[str, Any], player: str) -> dict[str, Any]:
     for name in NAMED_LISTS.get(event.get("type", ""), ()):
         items = out.get(name)
         if isinstance(items, list):
-            out[name] = [x for x in items if (x.get("player") if isinstance(x, dict) else x) == player]
+            out[name] = [x for x in items if entry_owner(x) == player]
     return out
 
 
@@ -78,12 +78,17 @@ def view_for(view: dict[str, Any], player: str) -> dict[str, Any]:
     for name in ("bets", "late"):
         items = out.get(name)
         if isinstance(items, list):
-            out[name] = [x for x in items if _player_of(x) == player]
+            out[name] = [x for x in items if entry_owner(x) == player]
     return out
 
 
-def _player_of(item: Any) -> str:
-    return item.get("player", "") if isinstance(item, dict) else getattr(item, "player", "")
+def entry_owner(item: Any) -> str:
+    """Whose an entry of a list is: a bet's (decoded or a struct) ``player``, or a name itself
+    (``partage_players``)."""
+    if isinstance(item, str):
+        return item
+    owner = item.get("player", "") if isinstance(item, dict) else getattr(item, "player", "")
+    return owner if isinstance(owner, str) else ""
 
 
 def sees_stored(payload: bytes, player: str) -> Any:

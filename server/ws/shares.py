@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from server.crowd import NAMED_LISTS, head_decoder
+from server.crowd import NAMED_LISTS, entry_owner, head_decoder
 from server.protocol import encoder
 from server.ws.per_frame import PerFrame
 
@@ -55,7 +55,7 @@ def _split(frame: bytes) -> Split:
             for name in NAMED_LISTS[who.type]:
                 index: dict[str, list[Any]] = {}
                 for item in event.pop(name, None) or []:
-                    index.setdefault(item.get("player", "") if isinstance(item, dict) else item, []).append(item)
+                    index.setdefault(entry_owner(item), []).append(item)
                 lists[name] = index
             shared.append((i, p.seq, p.round, event, lists))
         else:
