@@ -188,10 +188,10 @@ class TableService:
         rt = self.manager.runtime(table_id)
         rt.sealed = True  # from now on only the closing command: nobody bets or reopens meanwhile
         try:
-            command = rt.kind.close_command(rt.kind.load(rt.committed), by, reason or "table archived")
+            command = rt.kind.close_command(rt.committed_engine, by, reason or "table archived")
             if command is not None:
                 await _submitted(rt, by, f"http-close-{secrets.token_hex(8)}", command, closing=True)
-            if rt.kind.open_wagers(rt.kind.load(rt.committed)):
+            if rt.kind.open_wagers(rt.committed_engine):
                 raise GameError("wagers_in_play", "Bets are still in play at this table: close it between rounds.")
             async with self.pool.acquire() as conn:
                 async with conn.transaction():
@@ -218,7 +218,7 @@ class TableService:
             seq = int(await self.manager.router.service("limits", table_id, by, encoder.encode(change)))
             return seq, await self.limits.current(table_id)
         rt = self.manager.runtime(table_id)
-        command = rt.kind.limits_command(rt.kind.load(rt.committed), by, minimum, maximum, maxima, reason)
+        command = rt.kind.limits_command(rt.committed_engine, by, minimum, maximum, maxima, reason)
         seq = await _submitted(rt, by, f"http-limits-{secrets.token_hex(8)}", command)
         return seq, await self.limits.current(table_id)
 

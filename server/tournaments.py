@@ -231,7 +231,7 @@ class TournamentDriver(Companion):
         that may yet roll back is never delivered)."""
         rt = self.runtime
         if self._loaded is None or self._loaded[0] != rt.seq:
-            self._loaded = (rt.seq, rt.kind.load(rt.committed))
+            self._loaded = (rt.seq, rt.committed_copy())
         return self._loaded[1]
 
     async def turn(self) -> None:

@@ -21,7 +21,7 @@ class AuditController(Controller):
     @get("/ledger/check", operation_id="CheckLedger", guards=[require_roles(*OVERSIGHT)],
          summary="Verify the ledger; a pending hold must be a wager some table still has in play")
     async def ledger_check(self, ledger: Ledger) -> CheckReport:
-        # Open rounds come from the view ledger_open_refs (migration 0103), as for `casino ledger check`.
+        # Open rounds come from the view ledger_open_refs (migrations 0103, 0116), as for `casino ledger check`.
         return await ledger.check_report()
 
     @get("/audit", operation_id="ListAuditEntries", guards=[require_roles(*OVERSIGHT)],

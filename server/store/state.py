@@ -4,8 +4,9 @@ statement that commits a batch of its commands: the lease fence, the events, who
 accepted command ids, the batch's commands appended to the log and, at a snapshot, the state
 after the batch, together.
 
-The state is not rewritten per batch (issue 14): ``seq``, ``round`` and ``open_refs`` follow
-every batch, the state itself only at a snapshot (``server.runtime`` says when). A restart
+The state is not rewritten per batch (issue 14): ``seq`` and ``round`` follow every batch,
+``open_refs`` a batch that releases holds and every snapshot (migration 0116), the state
+itself only at a snapshot (``server.runtime`` says when). A restart
 loads the snapshot and replays the commands logged after it through the engine, checking each
 one's events against ``table_events`` (``TableRuntime.restore``). The log is kept whole and the
 snapshot a round opens with is kept beside it, so a dispute can run any round again through a
@@ -133,9 +134,14 @@ WITH fence AS (
          AS u(n, first_seq, last_seq, actor, role, command)
 )"""
 
-# Most batches: seq, round and open refs follow.
+# The open refs, when given, with the ledger's position as they are written (0116).
+_REFS = """open_refs = coalesce($16::text[], open_refs),
+    refs_after = CASE WHEN $16::text[] IS NULL THEN refs_after ELSE coalesce(
+        pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) END"""
+
+# Most batches: seq and round follow (and the open refs where given).
 _RECORD_BATCH = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, updated_at = now()
     WHERE table_id = $1
 )
 SELECT count(*) FROM fence
@@ -144,7 +150,7 @@ SELECT count(*) FROM fence
 # A snapshot: the state after the batch (a restart replays only the commands after it); one
 # a round opens with is kept for disputes.
 _RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, open_refs = $16, state = $23, state_seq = $4,
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $23, state_seq = $4,
                            state_command = $24, updated_at = now()
     WHERE table_id = $1
 ), kept AS (
@@ -164,12 +170,13 @@ CommandRow = tuple[int, int, int, str, str, str]
 
 async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, lease_seconds: float, seq: int,
                        round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
-                       results: Sequence[ResultRow], open_refs: list[str], commands: Sequence[CommandRow],
+                       results: Sequence[ResultRow], open_refs: list[str] | None, commands: Sequence[CommandRow],
                        last_command: int, snapshot: bytes | None, keep: bool = False) -> bool:
     """Commit a batch in one statement, one round trip: renew ``owner``'s lease on the table,
     append ``events``, the ``(player, round)`` pairs who played, each accepted command's
     answer (a retry gets it again), the batch's ``commands`` appended to the log, the
-    table's ``seq``, ``round_id`` and the ledger refs of the wagers it still holds in play;
+    table's ``seq``, ``round_id`` and, unless None, the ledger refs of the wagers it still
+    holds in play (None: the list stands, and the holds made since count as in play);
     and with ``snapshot`` the state after the batch (taken at ``seq`` and command
     ``last_command``, the table's command counter), also kept for disputes with ``keep``.
     False if ``owner`` no longer holds the table (fencing): the caller's transaction must

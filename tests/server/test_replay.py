@@ -25,12 +25,13 @@ from blackjack import commands as BC
 from blackjack.phases import Phase
 from games.errors import GameError
 from games.ledger import accounts
-from games.ledger.model import Kind
+from games.ledger.model import Hold, Kind
 from games.ledger.store import Ledger
 from roulette import commands as RC
 from roulette.layout import parse_spot
 from server import store
 from server.auth import Principal
+from server.companions import Companion
 from server.config import Settings
 from server.kinds import kind as game_kind
 from server.kinds.base import TableInfo
@@ -188,7 +189,8 @@ class Table:
         assert rt is not None
         other = await self.restored()
         restored = self.kind.dump(other.engine)
-        assert restored == rt.committed == self.kind.dump(rt.engine), _where(restored, rt.committed)
+        assert restored == self.kind.dump(rt.committed_engine) == self.kind.dump(rt.engine), _where(
+            restored, self.kind.dump(rt.committed_engine))
         assert (other.seq, other.command, other.round) == (rt.seq, rt.command, rt.round)
         async with self.ctx.pool.acquire() as conn:
             row = await conn.fetchrow("SELECT seq, state_seq, state_command FROM table_state WHERE table_id = $1",
@@ -295,6 +297,7 @@ async def test_a_restore_replays_to_the_live_state_byte_for_byte(pool, game, pro
     assert await table.check_disputes() >= len(table.rounds) - 1
     assert await ctx.ledger.check() == []
     assert "does not read back" not in caplog.text  # every command was logged, none forced a snapshot
+    assert "diverged" not in caplog.text  # the committed engine, applied each batch again, always agreed
 
 
 async def test_a_restart_replays_only_what_the_snapshot_lacks(pool):
@@ -318,6 +321,103 @@ async def test_a_restart_replays_only_what_the_snapshot_lacks(pool):
         assert kept == table.rt.command
         seen.add(logged)
     assert seen == {0, 1, 2}
+
+
+async def test_a_committed_engine_that_diverges_is_rebuilt_from_the_working_one(pool, caplog, monkeypatch):
+    """The committed state is a second engine each committed batch is applied to again. An
+    engine that gave other events the second time (a bug: engines are pure) must not leave
+    views and rollbacks on a wrong state: it is logged and the committed engine rebuilt from
+    the working one, which is exactly what was committed; a later refusal rolls back to it."""
+    ctx = _ctx(pool, 10_000)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-diverge"), random.Random(5))
+    await table.start()
+    rt = table.rt
+    assert rt is not None
+    await table.fire()  # the spin opens
+    real = table.kind.engine_events
+
+    def forgetful(engine: Any, command: Any, actor: Any) -> list[Any]:
+        events = real(engine, command, actor)
+        return [] if engine is rt.committed_engine else events  # the second application "loses" them
+
+    monkeypatch.setattr(table.kind, "engine_events", forgetful)
+    assert isinstance(await rt.submit(Principal("ann", "player"), "d1", RC.PlaceBet(spot="rouge", amount=500)),
+                      Accepted)
+    assert "diverged" in caplog.text
+    assert table.kind.dump(rt.committed_engine) == table.kind.dump(rt.engine)
+    assert rt.snapshot_due  # the log since the last snapshot may not replay: the next batch takes one
+    assert [b.amount for b in rt.committed_engine.state.bets] == [500]
+    monkeypatch.setattr(table.kind, "engine_events", real)
+    # dan's 3,000 cannot cover 5,000: refused alone, and the table rolls back to ann's bet.
+    refused = await rt.submit(Principal(POOR, "player"), "d2", RC.PlaceBet(spot="noir", amount=5_000))
+    assert getattr(refused, "code", None) == "insufficient_funds", refused
+    assert [b.amount for b in rt.engine.state.bets] == [500]
+    await table.check_restore()
+
+
+async def test_a_batch_whose_companions_transaction_fails_to_commit_moves_nothing_on(pool):
+    """A companion (a jackpot pool, a tournament) writes in a transaction that encloses the
+    batch's own, so the batch is committed only when that one is. Its COMMIT failing (here a
+    deferred foreign key the companion broke) must leave the table where it was: its seq, its
+    committed engine (no bet without its hold), and a restore that agrees with both."""
+    await pool.execute("CREATE TABLE IF NOT EXISTS probe_parent (id int PRIMARY KEY);"
+                       "CREATE TABLE IF NOT EXISTS probe_child (p int REFERENCES probe_parent"
+                       " DEFERRABLE INITIALLY DEFERRED)")
+    ctx = _ctx(pool, 10_000)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-outer"), random.Random(11))
+    await table.start()
+    rt = table.rt
+    assert rt is not None
+    await table.fire()  # the spin opens
+
+    class Breaks(Companion):
+        armed = True
+
+        async def forward(self, conn: Any, events: list[Any]) -> list[Any]:
+            if self.armed:  # once: fails at the enclosing transaction's COMMIT
+                self.armed = False
+                await conn.execute("INSERT INTO probe_child VALUES (1)")
+            return []
+
+    rt.companions.append(Breaks(rt))
+    seq, ann = rt.seq, Principal("ann", "player")
+    refused = await rt.submit(ann, "o1", RC.PlaceBet(spot="rouge", amount=500))
+    assert getattr(refused, "code", None) == "internal_error", refused
+    assert rt.seq == seq and rt.committed_engine.state.bets == [] == rt.engine.state.bets
+    await table.check_restore()
+    assert isinstance(await rt.submit(ann, "o2", RC.PlaceBet(spot="rouge", amount=500)), Accepted)
+    assert [b.amount for b in rt.committed_engine.state.bets] == [500]
+    await table.check_restore()
+    assert await ctx.ledger.check() == []
+
+
+async def test_a_hold_no_wager_stands_for_is_found_at_the_tables_next_write(pool):
+    """The list of wagers in play is written only by a batch that releases holds and at a
+    snapshot (migration 0116): a batch that only adds bets leaves it, and the holds made since
+    count as in play. A hold the game knows nothing of (what a bug would leave) passes until
+    the table next writes the list, and is reported from then on."""
+    ctx = _ctx(pool, 10_000)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-ghost"), random.Random(9))
+    await table.start()
+    rt = table.rt
+    assert rt is not None
+    await table.fire()  # the spin opens: a new round, a snapshot, the (empty) list written
+
+    async def written() -> list[str]:
+        return list(await pool.fetchval("SELECT open_refs FROM table_state WHERE table_id = 'rp-ghost'"))
+
+    ann = Principal("ann", "player")
+    for i, spot in enumerate(("rouge", "noir")):
+        assert isinstance(await rt.submit(ann, f"g{i}", RC.PlaceBet(spot=spot, amount=500)), Accepted)
+    assert await written() == []  # two batches that only added bets: not rewritten
+    ghost = Hold("rp-ghost/ghost/hold", accounts.wallet("ann", "CHF"), accounts.bank("rp-ghost", "CHF"), 100,
+                 "bet", "rp-ghost/ghost")
+    await ctx.ledger.apply([ghost])
+    assert await ctx.ledger.check() == []  # made after the list was written: in play for now
+    first, second = (b.wager for b in rt.committed_engine.state.bets)
+    assert isinstance(await rt.submit(ann, "g2", RC.WithdrawBet(wager=first)), Accepted)  # a void
+    assert await written() == [f"rp-ghost/{second}"]
+    assert [(p.code, p.subject) for p in await ctx.ledger.check()] == [("hold_round_closed", ghost.id)]
 
 
 async def _tampered(pool: Any, caplog: Any, tamper: str) -> str:

@@ -147,6 +147,17 @@ async def test_the_ledger_check_reads_the_servers_open_rounds(fresh_db):
         await pool.execute("INSERT INTO table_state (table_id, seq, state, open_refs) VALUES ('r1', 0, '', '{r1/w2}')")
         report = await ledger.check_report()
         assert ([p.subject for p in report.problems], report.rounds_checked) == (["r1/w1/hold"], True)
+        # A hold made after the list was written (a batch that only adds bets leaves the list,
+        # 0116) counts as in play; once the list is written again without it, it does not.
+        await ledger.apply([Hold("r1/w3/hold", anna, bank, 100, "bet", "r1/w3")])
+        assert [p.subject for p in await ledger.check()] == ["r1/w1/hold"]
+        await pool.execute("UPDATE table_state SET open_refs = '{r1/w1,r1/w2}', refs_after ="
+                           " pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass)")
+        assert [p.subject for p in await ledger.check()] == ["r1/w3/hold"]
+        # Another table's newer hold ("r10/...") is not r1's.
+        await ledger.open_account(accounts.bank("r10", "CHF"))
+        await ledger.apply([Hold("r10/w1/hold", anna, accounts.bank("r10", "CHF"), 100, "bet", "r10/w1")])
+        assert sorted(p.subject for p in await ledger.check()) == ["r1/w3/hold", "r10/w1/hold"]
     finally:
         await pool.close()
 
