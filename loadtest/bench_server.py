@@ -16,7 +16,9 @@ peak     closed loop (one command in flight per socket): the echo's round trips/
          acknowledged bets/s (a straight bet on a live roulette table, acknowledged only
          after its PostgreSQL commit: durable), alternating ``--rounds`` times; then an open
          loop at half the bet peak for the p50/p95/p99 acknowledgement latency. The spins
-         are settled between phases and the ledger is checked at the end.
+         are settled between phases and the ledger is checked at the end. First
+         ``--warmup`` seconds of bets, then ``ANALYZE``: a floor that has run a while, not a
+         database whose plans were made on empty tables (``server_process.analyze``).
 fanout   sockets subscribed to one live table; a croupier drives it; for each command that
          makes one event (open, launch, rien ne va plus; the result, two events, only keeps
          the wheel turning) the time from sending it to the event's arrival at every socket.
@@ -57,7 +59,7 @@ from loadtest.bench_client import Croupier, percentile, sleep_until
 from loadtest.bench_measure import cpu_by_group, cpu_share, raise_fd_limit, rss_kib, start_py_spy, summarize_profile
 from loadtest.bench_workers import Workers, merge
 from loadtest.floor import bench_floor
-from loadtest.server_process import ADMIN_PASSWORD, LoadServer, ledger_problems, mint_token
+from loadtest.server_process import ADMIN_PASSWORD, LoadServer, analyze, ledger_problems, mint_token
 
 OUT = PROJECT_DIR / ".casino" / "bench"
 # The server's settings for every benchmark. They keep the default clocks (RNG timers are not
@@ -91,6 +93,12 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
             return {**merge(results, seconds), "cpu": cpu}
 
+        if a.warmup > 0:  # a floor that has run a while: history in its tables, then ANALYZE
+            await croupier.open_spins()
+            await phase(bettors, "closed", a.warmup)
+            await croupier.settle_spins()
+            await analyze(srv.db_url)
+            out["warmup_seconds"] = a.warmup
         for _ in range(a.rounds):
             echo = await phase(echoes, "closed", a.seconds)
             await croupier.open_spins()
@@ -353,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--seconds", type=float, default=10)
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
+        s.add_argument("--warmup", type=float, default=5,
+                       help="seconds of bets before measuring, then ANALYZE (0: measure a fresh database)")
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])
     s.add_argument("--events", type=int, default=20)
@@ -377,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--connections", type=int, default=200)
     s.add_argument("--tables", type=int, default=10)
     s.add_argument("--seconds", type=float, default=10)
+    s.add_argument("--warmup", type=float, default=5,
+                   help="seconds of bets before measuring, then ANALYZE (0: measure a fresh database)")
     s.add_argument("--sockets", type=int, default=2000, help="fan-out sockets (0: no fan-out phase)")
     s.add_argument("--events", type=int, default=12)
     s.add_argument("--gap", type=float, default=1.0)
