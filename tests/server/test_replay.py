@@ -323,17 +323,22 @@ async def test_a_restart_replays_only_what_the_snapshot_lacks(pool):
     assert seen == {0, 1, 2}
 
 
+async def _spin_open(pool: Any, table_id: str, seed: int) -> tuple[Any, Table, TableRuntime]:
+    """A roulette table started on its own (snapshots only at rounds), its spin open."""
+    ctx = _ctx(pool, 10_000)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", table_id), random.Random(seed))
+    await table.start()
+    assert table.rt is not None
+    await table.fire()  # the spin opens
+    return ctx, table, table.rt
+
+
 async def test_a_committed_engine_that_diverges_is_rebuilt_from_the_working_one(pool, caplog, monkeypatch):
     """The committed state is a second engine each committed batch is applied to again. An
     engine that gave other events the second time (a bug: engines are pure) must not leave
     views and rollbacks on a wrong state: it is logged and the committed engine rebuilt from
     the working one, which is exactly what was committed; a later refusal rolls back to it."""
-    ctx = _ctx(pool, 10_000)
-    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-diverge"), random.Random(5))
-    await table.start()
-    rt = table.rt
-    assert rt is not None
-    await table.fire()  # the spin opens
+    ctx, table, rt = await _spin_open(pool, "rp-diverge", 5)
     real = table.kind.engine_events
 
     def forgetful(engine: Any, command: Any, actor: Any) -> list[Any]:
@@ -363,12 +368,7 @@ async def test_a_batch_whose_companions_transaction_fails_to_commit_moves_nothin
     await pool.execute("CREATE TABLE IF NOT EXISTS probe_parent (id int PRIMARY KEY);"
                        "CREATE TABLE IF NOT EXISTS probe_child (p int REFERENCES probe_parent"
                        " DEFERRABLE INITIALLY DEFERRED)")
-    ctx = _ctx(pool, 10_000)
-    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-outer"), random.Random(11))
-    await table.start()
-    rt = table.rt
-    assert rt is not None
-    await table.fire()  # the spin opens
+    ctx, table, rt = await _spin_open(pool, "rp-outer", 11)
 
     class Breaks(Companion):
         armed = True
@@ -396,12 +396,7 @@ async def test_a_hold_no_wager_stands_for_is_found_at_the_tables_next_write(pool
     snapshot (migration 0116): a batch that only adds bets leaves it, and the holds made since
     count as in play. A hold the game knows nothing of (what a bug would leave) passes until
     the table next writes the list, and is reported from then on."""
-    ctx = _ctx(pool, 10_000)
-    table = Table(ctx, await _table(ctx, "roulette", "campione", "rp-ghost"), random.Random(9))
-    await table.start()
-    rt = table.rt
-    assert rt is not None
-    await table.fire()  # the spin opens: a new round, a snapshot, the (empty) list written
+    ctx, _, rt = await _spin_open(pool, "rp-ghost", 9)  # (the open: a new round, a snapshot, the list written)
 
     async def written() -> list[str]:
         return list(await pool.fetchval("SELECT open_refs FROM table_state WHERE table_id = 'rp-ghost'"))
