@@ -22,6 +22,7 @@ import msgspec
 CLOSE_UNAUTHORIZED = 4001
 CLOSE_TOKEN_EXPIRED = 4003
 CLOSE_TOO_SLOW = 4008
+CLOSE_STREAM_FAILED = 1011  # (RFC 6455: the server hit an unexpected condition) a table's stream broke here
 CLOSE_SESSION_LIMIT = 4010  # the player's own session time limit is up (server.responsible)
 CLOSE_EXCLUDED = 4011  # the player excluded himself (cool-off or self-exclusion)
 CLOSE_LOGGED_OUT = 4012  # the token it authenticated with was logged out (server.sessions)

@@ -34,6 +34,7 @@ from server.kinds import kind as game_kind
 from server.protocol import (
     CLOSE_EXCLUDED,
     CLOSE_SESSION_LIMIT,
+    CLOSE_STREAM_FAILED,
     CLOSE_TOKEN_EXPIRED,
     CLOSE_UNAUTHORIZED,
     Accepted,
@@ -327,6 +328,14 @@ class Connection(Outbox):
             subscriber = await hub.join(self.resources.hubs, self.channels, table, self.share[table])
         else:
             subscriber = await self.channels.subscribe(channel_of(table))
+        while table in self.subs:
+            # Another subscribe to it, sent at once, got its subscription while this one waited
+            # for the broker: the later replaces it, as one sent after it would (else the first
+            # went on unseen, its events a second time to the socket until it closed).
+            share = self.share.get(table)
+            await self._unsubscribe(table)
+            if share is not None:
+                self.share[table] = share
         gate = asyncio.Event()
         pump = asyncio.create_task(self._pump(table, subscriber, gate))
         self.subs[table] = (subscriber, pump)
@@ -371,6 +380,19 @@ class Connection(Outbox):
             gate.set()
 
     async def _pump(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
+        """The table's frames to this socket. Should it fail (the database away when a gap
+        is to be filled, say), the socket closes with 1011: left open, it would hear nothing
+        more of the table while the subscription's backlog grew; the client reconnects and
+        resumes from its last seq."""
+        try:
+            await self._pump_frames(table, subscriber, gate)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("table %s: the stream to %s's socket failed; closing it", table, self.peer)
+            self.close(CLOSE_STREAM_FAILED, "the table's stream failed here: reconnect")
+
+    async def _pump_frames(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
         async for frame in subscriber.iter_events():
             if not gate.is_set():
                 await gate.wait()

@@ -6,13 +6,14 @@ on plein 17, bob 1,000 on noir; the croupier enters 4 (black): ann loses 2,500, 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from server.client import HTTPError
 from server.placement import preferred
 
-from .conftest import Floor, owner_id, table_owners, until
+from .conftest import Floor, ServerProcess, owner_id, table_owners, until
 from .test_many_processes_e2e import _processes
 from .test_many_processes_e2e import redis_url as redis_url  # (a fixture)
 
@@ -153,23 +154,28 @@ async def test_a_crowd_table_served_by_another_process(own_db, redis_url, tmp_pa
         b.stop()
 
 
-@pytest.mark.parametrize("crowd", [False, True], ids=["ordinary", "crowd"])
-async def test_two_subscribes_at_once_leave_one_subscription(server, floor: Floor, crowd: bool):
-    """A client that sends two subscribes for a table at once (a reconnect racing its own
-    retry, say) is subscribed once: every event reaches it once, and nothing after it
-    unsubscribes. (Here, with no broker between processes, the two may not interleave at all:
-    the subscription's race with a broker is noted as left alone.)"""
-    table = f"crowd-twice-{int(crowd)}"
-    croupier = await floor.account(f"ct-croupier-{int(crowd)}", "croupier")
-    eve = await floor.account(f"ct-eve-{int(crowd)}", chips=10_000)
+async def _subscribed_twice(floor: Floor, table: str, crowd: bool,
+                            place: Callable[[str], Awaitable[ServerProcess]] | None = None) -> None:
+    """Two subscribes for ``table`` sent at once by one player (on the process ``place``
+    names once the table is made, if given): every event reaches him once, and nothing after
+    he unsubscribes."""
+    n = int(crowd)
+    croupier = await floor.account(f"{table}-croupier", "croupier")
+    eve = await floor.account(f"{table}-eve", chips=10_000)
     await floor.table("roulette", "campione", table, staff=(croupier.user,), crowd=crowd)
+    at = await place(table) if place is not None else None
     try:
         for c in (croupier, eve):
-            await c.connect()
-        await croupier.subscribe(table)
+            if at is not None:
+                await c.move_to(at.url)
+            else:
+                await c.connect()
+        # eve's first: the table's first subscription in her process (through a broker, its
+        # SUBSCRIBE is awaited there).
         await asyncio.gather(eve.subscribe(table), eve.subscribe(table))
+        await croupier.subscribe(table)
         await croupier.play(table, {"type": "open_spin"})
-        await eve.bet(table, "rouge", 1_000)
+        await eve.bet(table, "rouge", 1_000 + n)
         await croupier.play(table, {"type": "launch_ball"})
         await eve.next_event(table, "ball_launched")
         await asyncio.sleep(0.3)  # (a second copy would be on its way)
@@ -182,3 +188,38 @@ async def test_two_subscribes_at_once_leave_one_subscription(server, floor: Floo
     finally:
         for c in (croupier, eve):
             await c.close()
+
+
+@pytest.mark.parametrize("crowd", [False, True], ids=["ordinary", "crowd"])
+async def test_two_subscribes_at_once_leave_one_subscription(server, floor: Floor, crowd: bool):
+    """A client that sends two subscribes for a table at once (a reconnect racing its own
+    retry, say) is subscribed once. (Here, with no broker, the two hardly interleave: the
+    form below has one between them.)"""
+    await _subscribed_twice(floor, f"crowd-twice-{int(crowd)}", crowd)
+
+
+@pytest.mark.parametrize("crowd", [False, True], ids=["ordinary", "crowd"])
+async def test_two_subscribes_at_once_through_a_broker_leave_one(own_db, redis_url, tmp_path_factory, crowd: bool):
+    """The same on a process that does not serve the table: each subscribe waits for Redis,
+    so the second can get its subscription while the first waits. The first then went on
+    unseen (its events twice to the socket, and after the unsubscribe); the later now
+    replaces it."""
+    a, b = _processes(own_db, redis_url, tmp_path_factory.mktemp("twice-two"), 2)
+    a.start()
+    b.start()
+    try:
+        async def elsewhere(table: str) -> ServerProcess:
+            """The process that does not serve ``table``, once both agree on its owner."""
+            owner = preferred(table, [owner_id(a), owner_id(b)])
+            other = b if owner == owner_id(a) else a
+
+            async def settled() -> bool:
+                return (await table_owners(other)).get(table) == owner
+
+            assert await until(settled)
+            return other
+
+        await _subscribed_twice(Floor(a), f"twice-mp-{int(crowd)}", crowd, elsewhere)
+    finally:
+        a.stop()
+        b.stop()
