@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import itertools
 import json
+import os
 import random
 import time
 from collections.abc import Callable
@@ -78,8 +79,11 @@ class Sock:
         (a settlement of 10,000 bets is a frame of megabytes that thousands of sockets get:
         decoding each would make the driver, not the server, what the figure measures)."""
         headers = {"Authorization": f"Bearer {token}"} if token else None
-        ws = await connect(url, additional_headers=headers, max_size=2**25, compression=None, open_timeout=TIMEOUT,
-                           ping_interval=None, close_timeout=2, max_queue=None)
+        # CASINO_BENCH_DEFLATE=1: ask for permessage-deflate, as browsers do (the server
+        # grants it only with CASINO_WS_DEFLATE).
+        compression = "deflate" if os.environ.get("CASINO_BENCH_DEFLATE") == "1" else None
+        ws = await connect(url, additional_headers=headers, max_size=2**25, compression=compression,
+                           open_timeout=TIMEOUT, ping_interval=None, close_timeout=2, max_queue=None)
         return cls(ws, on_event, light)
 
     async def _read(self) -> None:

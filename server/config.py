@@ -41,6 +41,10 @@ class Settings:
     # ... once it is full and the socket has sent nothing for this long (a burst is not a stall).
     send_stall_seconds: float = 2.0
     max_frame_bytes: int = 16 * 1024
+    # permessage-deflate on the websockets: off, because it compresses every frame again for
+    # each socket it goes to (one event to 5,000 browsers: the server's CPU +52%, delivery
+    # p99 ≈ 330 ms against 204–239 ms; BENCHMARKS.md). On where bandwidth costs more than cores.
+    ws_deflate: bool = False
     # A seated player whose last connection to the table closed loses his seat after this
     # long, between rounds (his open bets go back to him).
     seat_release_seconds: float = 120.0
@@ -77,6 +81,7 @@ class Settings:
             send_queue_frames=int(num("CASINO_SEND_QUEUE_FRAMES", 2000)),
             send_queue_bytes=int(num("CASINO_SEND_QUEUE_BYTES", 8 * 1024 * 1024)),
             send_stall_seconds=num("CASINO_SEND_STALL_SECONDS", 2.0),
+            ws_deflate=os.environ.get("CASINO_WS_DEFLATE", "").lower() in ("1", "true", "yes", "on"),
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),

@@ -94,7 +94,8 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
         gc.set_threshold(100_000, 20, 100)
         # log_config: uvicorn applies it after the app is built, over Litestar's own default.
         options = dict(loop="uvloop", ws="websockets-sansio", ws_max_size=1024 * 1024, ws_ping_interval=20,
-                       ws_ping_timeout=20, log_config=config, log_level=args.log_level,
+                       ws_ping_timeout=20, ws_per_message_deflate=settings.ws_deflate, log_config=config,
+                       log_level=args.log_level,
                        access_log=not args.no_access_log, lifespan="on")
         if args.fd is None:
             uvicorn.run(app, host=args.host, port=args.port, **options)
