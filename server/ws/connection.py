@@ -306,17 +306,24 @@ class Connection(Outbox):
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
+        mine: list[tuple[Any, asyncio.Task]] = []  # its subscription, once it has one
         try:
-            await self._subscribe_now(msg, info, kind)
+            await self._subscribe_now(msg, info, kind, mine)
         except Exception as exc:  # the broker away: answered, and nothing of it kept
             log.warning("table %s: %s could not subscribe: %s", table, self.peer, exc)
-            if table in self.subs:
+            if mine and self.subs.get(table) is mine[0]:
                 await self._unsubscribe(table)
-            self.share.pop(table, None)
+            elif table not in self.subs:  # (another subscribe's, sent at once, stays as it is)
+                self.share.pop(table, None)
             self.refuse(Rejected(msg.cid, "table_unavailable", "Its events cannot be followed right now; try "
                                                                "again shortly.", table))
 
-    async def _subscribe_now(self, msg: Subscribe, info: Any, kind: Any) -> None:
+    async def _subscribe_now(self, msg: Subscribe, info: Any, kind: Any, mine: list) -> None:
+        """Subscribe, then the snapshot or the replay, then the answer. Two subscribes to one
+        table sent at once run side by side: the later replaces the earlier, and the earlier,
+        finding itself replaced after any of its waits, stops there, touching nothing of the
+        later's (its seq, presence, share; a replay it read still goes out) and answered as
+        subscribed: the client is."""
         table, manager = msg.table, self.resources.manager
         if table in self.subs:
             await self._unsubscribe(table)
@@ -338,7 +345,17 @@ class Connection(Outbox):
                 self.share[table] = share
         gate = asyncio.Event()
         pump = asyncio.create_task(self._pump(table, subscriber, gate))
-        self.subs[table] = (subscriber, pump)
+        entry = self.subs[table] = (subscriber, pump)
+        mine.append(entry)
+
+        def replaced() -> bool:
+            """Whether a later subscribe (or an unsubscribe) took the table's place meanwhile;
+            if so this one is answered, as subscribed, and goes no further."""
+            if self.subs.get(table) is entry:
+                return False
+            self.answer(Accepted(msg.cid, table, self.last_seq.get(table, 0)))
+            return True
+
         try:
             replay = None
             # A resume replays what was missed; from further back than half a send queue
@@ -361,17 +378,26 @@ class Connection(Outbox):
                     if event is not None:
                         self.send_msg(event)
                     last = row[0]
+                # (Replaced meanwhile, its history still went out, counted against the bound:
+                # a reader that asks for history over and over without reading is too slow.)
+                if replaced():
+                    return
                 self.last_seq[table] = last
             else:
                 try:
                     seq, view = await manager.router.view(table, self.who)
                 except GameError as exc:
-                    await self._unsubscribe(table)
+                    if self.subs.get(table) is entry:
+                        await self._unsubscribe(table)
                     self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
+                    return
+                if replaced():
                     return
                 self.last_seq[table] = seq
                 if not await self.deliver(encoder.encode(Snapshot(table, seq, info.game, info.profile, info.mode,
                                                                   info.currency, view))):
+                    return
+                if replaced():
                     return
             manager.router.joined(table, self.who)
             self.present.add(table)
@@ -382,8 +408,8 @@ class Connection(Outbox):
     async def _pump(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
         """The table's frames to this socket. Should it fail (the database away when a gap
         is to be filled, say), the socket closes with 1011: left open, it would hear nothing
-        more of the table while the subscription's backlog grew; the client reconnects and
-        resumes from its last seq."""
+        more of the table while the subscription's backlog grew; a client reconnects and
+        resumes from its last seq (the pages do: ``live.js``)."""
         try:
             await self._pump_frames(table, subscriber, gate)
         except asyncio.CancelledError:

@@ -24,7 +24,6 @@ export class Live {
     const ws = new WebSocket(url, ["casino.v1"]);
     this.ws = ws;
     ws.onopen = () => {
-      this.retry = 250;
       this.onStatus("connected");
       for (const [table, t] of this.tables) this.sendSubscribe(table, t);
     };
@@ -49,7 +48,9 @@ export class Live {
         toLogin();
         return;
       }
-      setTimeout(() => this.connect(), this.retry);
+      // Spread out: a table's stream failing on the server (1011) closes all its sockets at
+      // once, and they should not all come back in the same instant, four times a second.
+      setTimeout(() => this.connect(), this.retry * (0.5 + Math.random()));
       this.retry = Math.min(this.retry * 2, 5000);
     };
   }
@@ -84,6 +85,10 @@ export class Live {
   }
 
   receive(msg) {
+    // The pause before a reconnect starts again from its shortest once the server serves
+    // again (an answer accepted), not merely once a socket opens: one that opens and is
+    // closed at once (the database away, say) keeps backing off.
+    if (msg.type === "accepted") this.retry = 250;
     if (msg.type === "accepted" || msg.type === "rejected") {
       const w = this.waiting.get(msg.cid);
       if (w) {
