@@ -4,6 +4,7 @@ fresh PostgreSQL database, driven over real HTTP and websockets with ``server.cl
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -81,6 +82,25 @@ async def db_url(pg_url: str):
     """A fresh database per test module (the server migrates it at start)."""
     async with new_database(pg_url, "srv") as url:
         yield url
+
+
+@contextlib.contextmanager
+def redis_of_its_own(folder):
+    """A redis-server in ``folder``, stopped at the end: (folder, url)."""
+    from server.redis_embedded import _shutdown, start_redis
+
+    url = start_redis(folder)
+    try:
+        yield folder, url
+    finally:
+        _shutdown(folder)
+
+
+@pytest.fixture
+def own_redis(tmp_path_factory):
+    """A redis-server of the test's own (the test may stop and start it): (folder, url)."""
+    with redis_of_its_own(tmp_path_factory.mktemp("redis")) as it:
+        yield it
 
 
 @pytest.fixture(scope="module")

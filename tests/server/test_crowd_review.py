@@ -26,17 +26,6 @@ from .test_crowd import _Source
 # ---- the channels, on a real Redis ------------------------------------------------------------
 
 
-@pytest.fixture
-def own_redis(tmp_path_factory):
-    """A redis-server of this test's own (the test may stop and start it): (folder, url)."""
-    from server.redis_embedded import _shutdown, start_redis
-
-    folder = tmp_path_factory.mktemp("crr")
-    url = start_redis(folder)
-    yield folder, url
-    _shutdown(folder)
-
-
 def _plugin(url: str, prefix: str) -> tuple[Channels, ResilientPubSubBackend]:
     from redis.asyncio import Redis
 

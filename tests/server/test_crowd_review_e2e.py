@@ -25,7 +25,7 @@ import pytest
 
 from server.client import Rejected
 
-from .conftest import Floor, ServerProcess
+from .conftest import Floor, ServerProcess, redis_of_its_own
 
 pytestmark = pytest.mark.slow
 
@@ -34,12 +34,9 @@ A, B = "crowd-a", "crowd-b"
 
 @pytest.fixture(scope="module")
 def own_redis(tmp_path_factory):
-    from server.redis_embedded import _shutdown, start_redis
-
-    folder = tmp_path_factory.mktemp("crowd-review-redis")
-    url = start_redis(folder)
-    yield folder, url
-    _shutdown(folder)
+    """The module's redis-server (its outage is the module's): (folder, url)."""
+    with redis_of_its_own(tmp_path_factory.mktemp("crowd-review-redis")) as it:
+        yield it
 
 
 def _events(client, table: str) -> list[dict]:

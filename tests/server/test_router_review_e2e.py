@@ -23,17 +23,6 @@ from .conftest import PASSWORD, Floor, ServerProcess, owner_id, table_owners, un
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def broker(tmp_path_factory):
-    """A redis-server of this test's own (the test may stop and start it): (folder, url)."""
-    from server.redis_embedded import _shutdown, start_redis
-
-    folder = tmp_path_factory.mktemp("rr")
-    url = start_redis(folder)
-    yield folder, url
-    _shutdown(folder)
-
-
 def _proc(db_url: str, redis_url: str, tmp, **env: str) -> ServerProcess:
     return ServerProcess(db_url, tmp, REDIS_URL=redis_url, **{"CASINO_LEASE_SECONDS": "2", **env})
 
@@ -76,11 +65,11 @@ def _seqs_ok(c: CasinoClient, table: str, since: int) -> tuple[list[int], list[i
 # ---- 1. a broker restart ---------------------------------------------------------------------
 
 
-async def test_events_flow_again_after_a_redis_restart(db_url, broker, tmp_path_factory):
+async def test_events_flow_again_after_a_redis_restart(db_url, own_redis, tmp_path_factory):
     """docs: 'losing the broker loses nothing committed' and 'a subscriber that finds a hole
     in the seqs gets the missing events from PostgreSQL first'. After Redis restarts, the
     floor must carry events again: to a socket on the owner and to one on another process."""
-    folder, url = broker
+    folder, url = own_redis
     tmp = tmp_path_factory.mktemp("redis-restart")
     a, b = _proc(db_url, url, tmp), _proc(db_url, url, tmp)
     a.start()
@@ -138,12 +127,12 @@ async def test_events_flow_again_after_a_redis_restart(db_url, broker, tmp_path_
 # ---- 2. presence from a process restarted under the same name --------------------------------
 
 
-async def test_a_seat_is_released_when_its_process_restarts_under_the_same_name(db_url, broker, tmp_path_factory):
+async def test_a_seat_is_released_when_its_process_restarts_under_the_same_name(db_url, own_redis, tmp_path_factory):
     """paul follows a blackjack table through process b (not its owner) and sits; b is
     killed -9 and restarted at once under the same owner id (what the supervisor does: the
     slot's CASINO_OWNER_ID), paul does not come back. He is gone from every process: his seat
     must go after CASINO_SEAT_RELEASE_SECONDS, as it does when b stays dead."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("presence")
     env = {"CASINO_LEASE_SECONDS": "10", "CASINO_SEAT_RELEASE_SECONDS": "1"}
     a, b = _proc(db_url, url, tmp, **env), _proc(db_url, url, tmp, **env)
@@ -253,21 +242,22 @@ async def _bets_across_a_hand_over(db_url: str, url: str, tmp, tag: str):
         b.stop()
 
 
-async def test_bets_across_a_hand_over_are_answered_once_and_applied_once(db_url, broker, tmp_path_factory):
+async def test_bets_across_a_hand_over_are_answered_once_and_applied_once(db_url, own_redis, tmp_path_factory):
     """What held up: across a graceful hand-over every pipelined bet is answered exactly once,
     each accepted bet is in the history exactly once (at the seq it was acknowledged with),
     and no refused one is."""
-    cids, answers, placed = await _bets_across_a_hand_over(db_url, broker[1], tmp_path_factory.mktemp("once"), "once")
+    cids, answers, placed = await _bets_across_a_hand_over(db_url, own_redis[1], tmp_path_factory.mktemp("once"),
+                                                           "once")
     assert all(len(v) == 1 for v in answers.values())
     acked = sorted(got[0]["seq"] for got in answers.values() if got[0]["type"] == "accepted")
     assert acked == placed  # (one event per bet: its seq is the bet's)
 
 
-async def test_one_clients_commands_keep_their_order_across_a_hand_over(db_url, broker, tmp_path_factory):
+async def test_one_clients_commands_keep_their_order_across_a_hand_over(db_url, own_redis, tmp_path_factory):
     """docs: 'Messages to one process are gathered per event-loop turn into one publish on its
     inbox channel, so one client's commands arrive in the order sent.' The accepted bets of
     the hand-over above must have been applied in the order sent."""
-    cids, answers, _ = await _bets_across_a_hand_over(db_url, broker[1], tmp_path_factory.mktemp("order"), "ord")
+    cids, answers, _ = await _bets_across_a_hand_over(db_url, own_redis[1], tmp_path_factory.mktemp("order"), "ord")
     applied = sorted((cids.index(cid), got[0]["seq"]) for cid, got in answers.items() if got[0]["type"] == "accepted")
     out_of_order = [(i, s, j, t) for (i, s), (j, t) in zip(applied, applied[1:], strict=False) if t < s]
     assert out_of_order == [], f"sent i before j, applied at seq s after t: {out_of_order[:10]}"
@@ -294,12 +284,12 @@ async def _db_rows(db_url: str, sql: str, *args):
         await conn.close()
 
 
-async def test_limits_refused_through_another_process_are_not_applied_later(db_url, broker, tmp_path_factory):
+async def test_limits_refused_through_another_process_are_not_applied_later(db_url, own_redis, tmp_path_factory):
     """A director's PUT /tables/{id}/limits on a process that does not serve the table goes to
     the owner (router.service). If the owner is slow (> ANSWER_SECONDS), the director is told
     504 outcome_unknown ('look before trying again'), and the owner, getting the call after
     its deadline, does not apply it behind his back."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("frozen-limits")
     env = {"CASINO_LEASE_SECONDS": "30"}  # the stall is shorter than a lease: no failover
     a, b = _proc(db_url, url, tmp, **env), _proc(db_url, url, tmp, **env)
@@ -330,12 +320,12 @@ async def test_limits_refused_through_another_process_are_not_applied_later(db_u
         b.stop()
 
 
-async def test_a_command_refused_after_the_patience_is_not_applied_later(db_url, broker, tmp_path_factory):
+async def test_a_command_refused_after_the_patience_is_not_applied_later(db_url, own_redis, tmp_path_factory):
     """The owner stalls longer than the router's PATIENCE but shorter than its lease: the
     player on the other process is told outcome_unknown (never table_unavailable, which
     promises nothing was applied), and the owner, getting the call after its deadline, does
     not apply it."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("frozen-play")
     env = {"CASINO_LEASE_SECONDS": "40"}
     a, b = _proc(db_url, url, tmp, **env), _proc(db_url, url, tmp, **env)
@@ -376,7 +366,7 @@ async def test_a_command_refused_after_the_patience_is_not_applied_later(db_url,
 # ---- 5. who a forwarded call says it comes from ------------------------------------------------
 
 
-async def test_a_forged_call_on_the_broker_is_refused(db_url, broker, tmp_path_factory):
+async def test_a_forged_call_on_the_broker_is_refused(db_url, own_redis, tmp_path_factory):
     """The inbox channel casino.proc.<owner> carries the caller's identity (Call.who) with no
     proof: a process of the floor is trusted to have checked the token. Anything else that
     reaches the broker (REDIS_URL to a shared Redis) must not be able to stake a player's
@@ -387,7 +377,7 @@ async def test_a_forged_call_on_the_broker_is_refused(db_url, broker, tmp_path_f
     from server.protocol import encoder
     from server.router import Call, Envelope, inbox
 
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("forged")
     a = _proc(db_url, url, tmp)
     a.start()
@@ -423,11 +413,11 @@ async def test_a_forged_call_on_the_broker_is_refused(db_url, broker, tmp_path_f
 
 
 async def test_one_table_that_cannot_start_does_not_block_the_take_over_of_the_others(
-        db_url, broker, tmp_path_factory):
+        db_url, own_redis, tmp_path_factory):
     """docs (Crash safety): a table whose history does not reproduce 'is not started and the
     log says which table'. Its owner is killed; another process must still take over the
     owner's other tables."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("bad-table")
     a, b = _proc(db_url, url, tmp), _proc(db_url, url, tmp)
     ids = [owner_id(a), owner_id(b)]
@@ -459,10 +449,10 @@ async def test_one_table_that_cannot_start_does_not_block_the_take_over_of_the_o
 # ---- what held up ----------------------------------------------------------------------------------
 
 
-async def test_a_seat_is_released_when_its_process_dies_for_good(db_url, broker, tmp_path_factory):
+async def test_a_seat_is_released_when_its_process_dies_for_good(db_url, own_redis, tmp_path_factory):
     """The control of the same-name restart above: paul's process is killed and stays dead;
     the owner forgets what it said once it stops beating, and paul's seat goes."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("presence-dead")
     env = {"CASINO_SEAT_RELEASE_SECONDS": "1"}
     a, b = _proc(db_url, url, tmp, **env), _proc(db_url, url, tmp, **env)
@@ -491,12 +481,12 @@ async def test_a_seat_is_released_when_its_process_dies_for_good(db_url, broker,
         b.stop()
 
 
-async def test_the_owner_checks_the_role_and_the_seat_of_a_forwarded_command(db_url, broker, tmp_path_factory):
+async def test_the_owner_checks_the_role_and_the_seat_of_a_forwarded_command(db_url, own_redis, tmp_path_factory):
     """Through a process that does not serve the table: a croupier not assigned to it, a
     player staking for another, a command carrying its own actor, a player giving a
     croupier's command: each refused by the rules, as on the owner itself; an inspector's
     game command never leaves the process it reached."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("roles")
     a, b = _proc(db_url, url, tmp), _proc(db_url, url, tmp)
     a.start()
@@ -538,11 +528,11 @@ async def test_the_owner_checks_the_role_and_the_seat_of_a_forwarded_command(db_
         b.stop()
 
 
-async def test_no_hand_over_mid_spin_and_no_hole_on_another_process(db_url, broker, tmp_path_factory):
+async def test_no_hand_over_mid_spin_and_no_hole_on_another_process(db_url, own_redis, tmp_path_factory):
     """A table whose preferred process starts while a spin is in the air stays where it is
     until the spin is settled, then moves; a socket on the other process sees every seq
     once, across the move; the ledger check is clean."""
-    _, url = broker
+    _, url = own_redis
     tmp = tmp_path_factory.mktemp("no-mid-spin")
     a, b = _proc(db_url, url, tmp), _proc(db_url, url, tmp)
     a.start()
