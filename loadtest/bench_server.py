@@ -351,6 +351,11 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
 # ---- command line ------------------------------------------------------------------------
 
 
+def _warmup(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--warmup", type=float, default=5,
+                   help="seconds of bets before measuring, then ANALYZE (0: measure a fresh database)")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m loadtest.bench_server", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="bench", required=True)
@@ -361,8 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--seconds", type=float, default=10)
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
-        s.add_argument("--warmup", type=float, default=5,
-                       help="seconds of bets before measuring, then ANALYZE (0: measure a fresh database)")
+        _warmup(s)
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])
     s.add_argument("--events", type=int, default=20)
@@ -387,8 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--connections", type=int, default=200)
     s.add_argument("--tables", type=int, default=10)
     s.add_argument("--seconds", type=float, default=10)
-    s.add_argument("--warmup", type=float, default=5,
-                   help="seconds of bets before measuring, then ANALYZE (0: measure a fresh database)")
+    _warmup(s)
     s.add_argument("--sockets", type=int, default=2000, help="fan-out sockets (0: no fan-out phase)")
     s.add_argument("--events", type=int, default=12)
     s.add_argument("--gap", type=float, default=1.0)
