@@ -81,7 +81,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         url = settings.database_url or database_url()
-        pool = await create_pool(url)
+        pool = await create_pool(url, min_size=2, max_size=settings.db_pool,
+                                 application_name=f"casino {settings.owner_id}"[:63])
         async with pool.acquire() as conn:
             await migrate(conn, store.SCHEMA)
         resources = Resources(settings, url, pool, Ledger(pool), LimitsStore(pool), channels,

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from games.db.embedded import PROJECT_DIR
+from games.db.pool import POOL_MAX
 
 
 def _secret() -> str:
@@ -54,6 +55,9 @@ class Settings:
     # A table's engine state is written at least every this many batches (and at each new
     # round; between, its commands are logged): 0 is the runtime's SNAPSHOT_BATCHES.
     snapshot_batches: int = 0
+    # The most database connections this process holds (CASINO_DB_POOL). `--workers N` sets it
+    # to each worker's share of the server's max_connections (games.db.pool.pool_share).
+    db_pool: int = POOL_MAX
     demo: bool = False  # create the demo tables and accounts on a fresh database
     bots: bool = False  # and start bots that play at them
     public_url: str = "http://127.0.0.1:8000"
@@ -85,6 +89,7 @@ class Settings:
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
+            db_pool=max(2, int(num("CASINO_DB_POOL", POOL_MAX))),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
             reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),

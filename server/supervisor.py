@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from games.db.pool import POOL_MAX
 from server import logs
 
 log = logging.getLogger("casino")
@@ -67,6 +68,7 @@ class Supervisor:
         self.slots: list[Slot] = []
         self.listener: socket.socket | None = None
         self.env: dict[str, str] = {}
+        self.pool = POOL_MAX  # each worker's database connections (set from the database in _schema)
 
     # ---- signals ----------------------------------------------------------------------------
 
@@ -122,7 +124,8 @@ class Supervisor:
                 return 1
             port = self.listener.getsockname()[1]  # --port 0: the one the system chose
             base = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{port}"
-            self.env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url}
+            self.env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url,
+                        "CASINO_DB_POOL": str(self.pool)}
             self.slots = [Slot(i, f"{base}/{i}") for i in range(self.args.workers)]
             for slot in self.slots:
                 self._start(slot, port)
@@ -149,15 +152,21 @@ class Supervisor:
         from server.serve_cli import _schema_is_current
         from server.store import SCHEMA
 
-        if self.args.no_migrate:
-            return _schema_is_current(url)
+        if self.args.no_migrate and not _schema_is_current(url):
+            return False
 
         async def apply() -> None:
             conn = await asyncpg.connect(url)
             try:
-                await migrate(conn, SCHEMA)  # logs what it applied
+                if not self.args.no_migrate:
+                    await migrate(conn, SCHEMA)  # logs what it applied
+                limit = int(await conn.fetchval("SHOW max_connections"))
+                reserved = int(await conn.fetchval("SHOW superuser_reserved_connections"))
+                # PostgreSQL 16+ also keeps reserved_connections for roles granted them
+                reserved += int(await conn.fetchval("SELECT current_setting('reserved_connections', true)") or 0)
             finally:
                 await conn.close()
+            self.pool = _pool_for_workers(limit, reserved, self.args.workers)
 
         try:
             asyncio.run(apply())
@@ -265,3 +274,20 @@ def _die_with(parent: int):  # type: ignore[no-untyped-def]
 def run(args: argparse.Namespace, *, bots: bool) -> int:
     logs.setup(args.log_format, args.log_level, args.verbose)
     return Supervisor(args, bots=bots).run()
+
+
+def _pool_for_workers(max_connections: int, reserved: int, workers: int) -> int:
+    """Each worker's pool size: ``CASINO_DB_POOL`` where the operator set it, else its share of
+    the database's connections (``pool_share``); a warning where they cannot all fit."""
+    from games.db.pool import HEADROOM, pool_share
+
+    if os.environ.get("CASINO_DB_POOL"):
+        size = max(2, int(os.environ["CASINO_DB_POOL"]))
+    else:
+        size = pool_share(max_connections, reserved, workers)
+    if size * workers + HEADROOM > max_connections - reserved:
+        log.warning("%d workers x %d database connections leave less than %d of the server's %d "
+                    "(max_connections): raise it, or run fewer workers", workers, size, HEADROOM, max_connections)
+    else:
+        log.info("database pool: %d connections per worker (max_connections %d)", size, max_connections)
+    return size

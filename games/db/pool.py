@@ -14,8 +14,24 @@ async def _no_session_reset(conn: asyncpg.Connection) -> None:
     is one of six per table batch (issue 7's profile)."""
 
 
-async def create_pool(url: str, *, min_size: int = 2, max_size: int = 20) -> asyncpg.Pool:
-    pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_no_session_reset)
+POOL_MAX = 20  # connections one server process may hold, at most
+HEADROOM = 10  # connections left for everything else: `casino ledger check`, psql, backups
+
+
+def pool_share(max_connections: int, reserved: int, processes: int) -> int:
+    """Each of ``processes`` servers' pool size on a PostgreSQL that takes ``max_connections``
+    (``reserved`` of them for superusers): together they leave ``HEADROOM`` free, and none
+    takes more than ``POOL_MAX``. Below 2 a process cannot run a table batch beside its
+    chores, so 2 is the floor (the caller warns: that server needs more max_connections)."""
+    return max(2, min(POOL_MAX, (max_connections - reserved - HEADROOM) // max(1, processes)))
+
+
+async def create_pool(url: str, *, min_size: int = 2, max_size: int = POOL_MAX,
+                      application_name: str | None = None) -> asyncpg.Pool:
+    # application_name: pg_stat_activity tells whose connections these are (which worker)
+    settings = {"application_name": application_name} if application_name else None
+    pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_no_session_reset,
+                                     server_settings=settings)
     assert pool is not None
     return pool
 

@@ -22,6 +22,7 @@ import pytest
 
 from games.db.embedded import PROJECT_DIR
 from games.db.pids import alive
+from games.db.pool import pool_share
 from loadtest.server_process import free_port, wait_healthy
 from server import redis_embedded
 
@@ -92,6 +93,25 @@ def supervised(db_url: str, tmp_path_factory):
         shutil.rmtree(redis_dir.parent, ignore_errors=True)
 
 
+def _connections(db_url: str) -> tuple[int, int, dict[str, int]]:
+    """max_connections, the connections reserved, and the casino's open connections by
+    application_name."""
+    async def fetch() -> tuple[int, int, dict[str, int]]:
+        conn = await asyncpg.connect(db_url)
+        try:
+            limit = int(await conn.fetchval("SHOW max_connections"))
+            reserved = int(await conn.fetchval("SHOW superuser_reserved_connections"))
+            reserved += int(await conn.fetchval("SELECT current_setting('reserved_connections', true)") or 0)
+            rows = await conn.fetch("SELECT application_name, count(*) AS n FROM pg_stat_activity "
+                                    "WHERE datname = current_database() AND application_name LIKE 'casino %' "
+                                    "GROUP BY 1")
+            return limit, reserved, {r["application_name"]: r["n"] for r in rows}
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
 def _owners(db_url: str) -> set[str]:
     """The processes beating in casino_processes."""
     async def fetch() -> set[str]:
@@ -113,6 +133,13 @@ def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Super
     assert f"2 workers on http://127.0.0.1:{sup.port} (database: " in sup.log()
     assert f"broker: embedded Redis on unix://{sup.redis_dir}/redis.sock)" in sup.log()
     assert _owners(db_url) == owners  # both beat in casino_processes, each in its slot
+    # Each worker's pool is its share of the database's connections, and its connections say
+    # whose they are.
+    limit, reserved, held = _connections(db_url)
+    share = pool_share(limit, reserved, 2)
+    assert f"database pool: {share} connections per worker (max_connections {limit})" in sup.log()
+    assert set(held) == {f"casino {owner}" for owner in owners}
+    assert all(1 <= n <= share for n in held.values()), held
     with httpx.Client(base_url=sup.url) as http:
         for _ in range(6):  # the kernel spreads the connections; every answer is a worker's
             assert http.get("/health", headers={"Connection": "close"}).status_code == 200
