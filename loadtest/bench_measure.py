@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import os
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -72,9 +73,12 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
 
 
 def start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen:
-    exe = Path(sys.executable).with_name("py-spy")
+    exe = Path(sys.executable).with_name("py-spy")  # the venv's, else the PATH's
+    if not exe.exists():
+        exe = Path(shutil.which("py-spy") or exe)
+    # --subprocesses: a `--workers N` server's workers are the supervisor's children
     return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200",
-                             "--format", "raw", "--output", str(out), "--nonblocking"],
+                             "--format", "raw", "--output", str(out), "--nonblocking", "--subprocesses"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

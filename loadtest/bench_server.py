@@ -366,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--seconds", type=float, default=10)
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
+        s.add_argument("--workers", type=int, default=1, help="casino serve --workers N (the profile samples each)")
         _warmup(s)
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])
@@ -422,7 +423,9 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(json.dumps(result, indent=1, default=str))
         print(f"results: {path}")
         return 0
-    with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-server.log") as srv:
+    with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-server.log", workers=getattr(a, "workers", 1)) as srv:
+        if getattr(a, "workers", 1) > 1:
+            time.sleep(2 * a.workers)  # the tables spread over the workers before the clock starts (as scale)
         if a.bench == "peak":
             result = asyncio.run(bench_peak(srv, a))
         elif a.bench == "profile":
