@@ -16,7 +16,12 @@ pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="re
 def test_both_parsers_are_measured_and_the_broker_stopped(capsys, monkeypatch) -> None:
     started: list = []
     start = bench_broker.redis_embedded.start_redis
-    monkeypatch.setattr(bench_broker.redis_embedded, "start_redis", lambda folder: started.append(folder) or start(folder))
+
+    def start_recorded(folder):
+        started.append(folder)
+        return start(folder)
+
+    monkeypatch.setattr(bench_broker.redis_embedded, "start_redis", start_recorded)
     assert bench_broker.main(["--messages", "2000", "--sizes", "300", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"300 B: hiredis \d+\.\d µs, redis-py \d+\.\d µs \(best of each: \d\.\d\d ×\)", out), out
