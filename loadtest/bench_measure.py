@@ -103,3 +103,36 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
     lines += ["", "inclusive:"]
     lines += [f"  {100 * c / total:5.1f}%  {f}" for f, c in incl.most_common(top * 2)]
     return "\n".join(lines)
+
+
+# The server's own histograms (GET /metrics), read around a phase: how much of the latency
+# the driver sees is the table's (queue wait, engine, commit), how long the commits took, how
+# many commands a batch held.
+SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands")
+
+
+def scrape_histograms(text: str) -> dict[str, dict[float, float]]:
+    """Cumulative bucket counts by upper bound (summed over labels) of ``SERVER_HISTOGRAMS``,
+    from a Prometheus text scrape."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, dict[float, float]] = {name: collections.Counter() for name in SERVER_HISTOGRAMS}
+    for family in text_string_to_metric_families(text):
+        if family.name not in out:
+            continue
+        for sample in family.samples:
+            if sample.name == family.name + "_bucket":
+                out[family.name][float(sample.labels["le"])] += sample.value
+    return out
+
+
+def histogram_summary(before: dict[float, float], after: dict[float, float]) -> dict[str, float]:
+    """The observations between two scrapes: their count and the upper bounds of the buckets
+    holding the median and the 99th percentile (``inf``: beyond the last bound)."""
+    bounds = sorted(after)
+    counts = [after[b] - before.get(b, 0.0) for b in bounds]
+    total = counts[-1] if counts else 0.0
+    out = {"count": total}
+    for name, q in (("p50_le", 0.5), ("p99_le", 0.99)):
+        out[name] = next((b for b, c in zip(bounds, counts, strict=True) if total and c >= q * total), float("nan"))
+    return out

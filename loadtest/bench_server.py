@@ -54,9 +54,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from games.db.embedded import PROJECT_DIR
 from loadtest.bench_client import Croupier, percentile, sleep_until
-from loadtest.bench_measure import cpu_by_group, cpu_share, raise_fd_limit, rss_kib, start_py_spy, summarize_profile
+from loadtest.bench_measure import (
+    SERVER_HISTOGRAMS,
+    cpu_by_group,
+    cpu_share,
+    histogram_summary,
+    raise_fd_limit,
+    rss_kib,
+    scrape_histograms,
+    start_py_spy,
+    summarize_profile,
+)
 from loadtest.bench_workers import Workers, merge
 from loadtest.floor import bench_floor
 from loadtest.server_process import ADMIN_PASSWORD, LoadServer, analyze, ledger_problems, mint_token
@@ -117,12 +129,20 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
                 return out
         peak = sum(r["bets"]["per_s"] for r in out["rounds"]) / len(out["rounds"])
         await croupier.open_spins()
+        seen = await server_histograms(srv)
         half = await phase(bettors, "open", a.seconds, rate=peak / 2 / a.procs)
+        inside = server_view(seen, await server_histograms(srv))
         await croupier.settle_spins()
-        out["half"] = {"target_per_s": peak / 2, **half}
+        out["half"] = {"target_per_s": peak / 2, **half, "server": inside}
         print(f"  half load: {half['per_s']:.0f} bets/s acked, p50 {half['p50']:.1f} ms, p95 {half['p95']:.1f} ms, "
               f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}",
               flush=True)
+        if inside:
+            ack, commit, batch = (inside[k] for k in SERVER_HISTOGRAMS)
+            print(f"    the server's view: arrival at the table to ack p50 <= {ack['p50_le'] * 1000:g} ms, "
+                  f"p99 <= {ack['p99_le'] * 1000:g} ms; commit p50 <= {commit['p50_le'] * 1000:g} ms, "
+                  f"p99 <= {commit['p99_le'] * 1000:g} ms; commands a batch p50 <= {batch['p50_le']:g} "
+                  f"({commit['count']:.0f} batches)", flush=True)
     finally:
         bettors.stop()
         echoes.stop()
@@ -346,6 +366,22 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
               f"{a.workers[0]}), echo {summary[n]['echo_per_s']:.0f}/s, half-load p99 "
               f"{summary[n]['half_p99_ms']:.1f} ms, fan-out p99 {summary[n]['fanout_p99_ms']:.0f} ms", flush=True)
     return {"runs": runs, "summary": summary}
+
+
+async def server_histograms(srv: LoadServer) -> dict[str, dict[float, float]] | None:
+    """The server's latency and batch histograms now; None where they cannot be read as one
+    process's (``--workers``: a scrape answers for one worker) or the scrape is refused."""
+    if srv.workers > 1:
+        return None
+    async with httpx.AsyncClient() as http:
+        r = await http.get(srv.url + "/metrics")
+    return scrape_histograms(r.text) if r.status_code == 200 else None
+
+
+def server_view(before: dict | None, after: dict | None) -> dict[str, dict[str, float]] | None:
+    if before is None or after is None:
+        return None
+    return {name: histogram_summary(before[name], after[name]) for name in SERVER_HISTOGRAMS}
 
 
 # ---- command line ------------------------------------------------------------------------
