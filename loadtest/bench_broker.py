@@ -27,6 +27,8 @@ from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
 from server import redis_embedded
 
 CHUNK = 2000  # published per pipeline, then read: well inside Redis's 32 MB pub/sub buffer
+# redis-py's own parser: asked for as RESP2's, it reads RESP3 with its RESP3 sibling when the
+# connection speaks RESP3 (redis-py 8's default); either way, Python parsing each message.
 PARSERS = {"hiredis": _AsyncHiredisParser, "redis-py": _AsyncRESP2Parser}
 
 

@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass, field
 
 from games.db.embedded import PROJECT_DIR
-from games.db.pool import POOL_MAX
+from games.db.pool import POOL_MAX, parse_pool_size
 
 
 def _secret() -> str:
@@ -89,7 +89,7 @@ class Settings:
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
-            db_pool=max(2, int(num("CASINO_DB_POOL", POOL_MAX))),
+            db_pool=parse_pool_size(os.environ.get("CASINO_DB_POOL") or str(POOL_MAX)),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
             reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),

@@ -316,7 +316,10 @@ class TableManager:
         """A connection of its own, kept out of the pool, that waits for table notices."""
         import asyncpg
 
-        self._listener = await asyncpg.connect(self.ctx.database_url)
+        from games.db.pool import application_name
+
+        self._listener = await asyncpg.connect(
+            self.ctx.database_url, server_settings={"application_name": application_name(self.ctx.settings.owner_id)})
         await self._listener.add_listener(store.TABLE_CHANGED, self._on_notice)
 
     async def _unlisten(self) -> None:

@@ -125,10 +125,15 @@ class LiveCollector(Collector):
             g("casino_lease_age_seconds", "Seconds since the oldest lease this process holds was last renewed "
               "(another process may take a table whose lease is older than casino_lease_seconds)"),
             g("casino_lease_seconds", "The lease period (CASINO_LEASE_SECONDS)"),
+            g("casino_db_pool_max", "The most PostgreSQL connections this process's pool may hold (CASINO_DB_POOL; "
+              "a worker of --workers N: its share of max_connections)"),
+            g("casino_db_pool_connections", "PostgreSQL connections the pool holds now"),
+            g("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)"),
         ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        sockets, send_q, send_max, owned, table_q, table_max, lease, period = self._families()
+        sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle = (
+            self._families())
         r = self.resources
         depths = [s.out.qsize() for s in list(r.sockets)]
         sockets.add_metric([], len(depths))
@@ -149,7 +154,10 @@ class LiveCollector(Collector):
         now = time.monotonic()
         lease.add_metric([], max((now - rt.leased_at for rt in runtimes), default=0.0))
         period.add_metric([], r.settings.lease_seconds)
-        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period)
+        pool_max.add_metric([], r.pool.get_max_size())
+        pool_size.add_metric([], r.pool.get_size())
+        pool_idle.add_metric([], r.pool.get_idle_size())
+        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle)
 
 
 def watch(resources: Resources) -> LiveCollector:

@@ -190,8 +190,9 @@ class TableRuntime:
                                          self.kind.dump(self.engine))
                 loaded = await store.load_state(conn, self.info.id)
                 limits = self.kind.current_limits(self.engine, self.info)
-                if limits is not None and await self.ctx.limits.current(self.info.id) is None:
-                    await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits")
+                if limits is not None and await self.ctx.limits.current(self.info.id, conn=conn) is None:
+                    await self.ctx.limits.set(self.info.id, limits, "table.create", 0, "the profile's limits",
+                                              conn=conn)
             assert loaded is not None
             self.engine = self.kind.load(loaded.state)
             if self.kind.upgrade(self.engine, self.info):
@@ -414,7 +415,7 @@ class TableRuntime:
         m.commit.observe(now - started)
         m.batch.observe(len(staged))
         committed = [ev for s in staged for ev in s.events]
-        await self._record_limits(committed)
+        await self._record_limits(committed, conn)
         for companion in self.companions:
             try:
                 companion.committed(committed)
@@ -434,11 +435,12 @@ class TableRuntime:
         except Exception:  # committed all the same: subscribers catch up by seq on resume
             log.exception("table %s: broadcast failed", self.info.id)
 
-    async def _record_limits(self, events: list[Any]) -> None:
-        """Versioned limits for the limits store (``server.store.limits``; the engine state stays the authority)."""
+    async def _record_limits(self, events: list[Any], conn: Any) -> None:
+        """Versioned limits for the limits store (``server.store.limits``; the engine state stays
+        the authority), on the batch's connection: never a second one while holding it."""
         for limits, from_round, by, reason in self.kind.limits_changes(events, self.info):
             try:
-                await self.ctx.limits.set(self.info.id, limits, by, from_round, reason)
+                await self.ctx.limits.set(self.info.id, limits, by, from_round, reason, conn=conn)
             except Exception:
                 log.exception("table %s: could not record the limits change", self.info.id)
 

@@ -170,8 +170,12 @@ class Supervisor:
 
         try:
             asyncio.run(apply())
+        except ValueError as exc:  # CASINO_DB_POOL
+            log.error("not starting: %s", exc)
+            return False
         except (MigrationError, OSError, asyncpg.PostgresError) as exc:
-            log.error("not starting: migrating the database failed: %s", exc)
+            what = "reading" if self.args.no_migrate else "migrating"
+            log.error("not starting: %s the database failed: %s", what, exc)
             return False
         return True
 
@@ -279,15 +283,14 @@ def run(args: argparse.Namespace, *, bots: bool) -> int:
 def _pool_for_workers(max_connections: int, reserved: int, workers: int) -> int:
     """Each worker's pool size: ``CASINO_DB_POOL`` where the operator set it, else its share of
     the database's connections (``pool_share``); a warning where they cannot all fit."""
-    from games.db.pool import HEADROOM, pool_share
+    from games.db.pool import HEADROOM, connections_fit, parse_pool_size, pool_share
 
-    if os.environ.get("CASINO_DB_POOL"):
-        size = max(2, int(os.environ["CASINO_DB_POOL"]))
-    else:
-        size = pool_share(max_connections, reserved, workers)
-    if size * workers + HEADROOM > max_connections - reserved:
-        log.warning("%d workers x %d database connections leave less than %d of the server's %d "
-                    "(max_connections): raise it, or run fewer workers", workers, size, HEADROOM, max_connections)
+    chosen = os.environ.get("CASINO_DB_POOL")
+    size = parse_pool_size(chosen) if chosen else pool_share(max_connections, reserved, workers)
+    if not connections_fit(max_connections, reserved, workers, size):
+        log.warning("%d workers x %d database connections (and each its LISTEN connection) leave less than %d of "
+                    "the server's %d (max_connections): raise it, or run fewer workers",
+                    workers, size, HEADROOM, max_connections)
     else:
         log.info("database pool: %d connections per worker (max_connections %d)", size, max_connections)
     return size

@@ -14,16 +14,44 @@ async def _no_session_reset(conn: asyncpg.Connection) -> None:
     is one of six per table batch (issue 7's profile)."""
 
 
-POOL_MAX = 20  # connections one server process may hold, at most
+POOL_MAX = 20  # connections one server process's pool may hold, at most
+POOL_MIN = 2  # a table batch beside the chores (nothing takes a second connection while holding one)
 HEADROOM = 10  # connections left for everything else: `casino ledger check`, psql, backups
+OUTSIDE_POOL = 1  # a server process's own connection besides its pool: the table notices (LISTEN)
 
 
 def pool_share(max_connections: int, reserved: int, processes: int) -> int:
     """Each of ``processes`` servers' pool size on a PostgreSQL that takes ``max_connections``
-    (``reserved`` of them for superusers): together they leave ``HEADROOM`` free, and none
-    takes more than ``POOL_MAX``. Below 2 a process cannot run a table batch beside its
-    chores, so 2 is the floor (the caller warns: that server needs more max_connections)."""
-    return max(2, min(POOL_MAX, (max_connections - reserved - HEADROOM) // max(1, processes)))
+    (``reserved`` of them for superusers): with each process's connection outside its pool
+    they leave ``HEADROOM`` free, and no pool is over ``POOL_MAX`` or under ``POOL_MIN`` (the
+    caller warns where the processes then do not fit: that server needs more max_connections)."""
+    share = (max_connections - reserved - HEADROOM) // max(1, processes) - OUTSIDE_POOL
+    return max(POOL_MIN, min(POOL_MAX, share))
+
+
+def connections_fit(max_connections: int, reserved: int, processes: int, pool: int) -> bool:
+    """Whether ``processes`` pools of ``pool`` (and their connections outside it) leave the headroom."""
+    return processes * (pool + OUTSIDE_POOL) + HEADROOM <= max_connections - reserved
+
+
+def parse_pool_size(text: str) -> int:
+    """``CASINO_DB_POOL``: a whole number of connections, at least ``POOL_MIN``."""
+    try:
+        size = int(text)
+    except ValueError:
+        raise ValueError(f"CASINO_DB_POOL must be a whole number of connections, not {text!r}") from None
+    if size < POOL_MIN:
+        raise ValueError(f"CASINO_DB_POOL must be at least {POOL_MIN} (a table batch beside the chores), not {size}")
+    return size
+
+
+def application_name(owner: str) -> str:
+    """``casino <owner>`` for pg_stat_activity, within PostgreSQL's 63 bytes: a long name keeps
+    its end (a worker's slot, ``/3``), which tells the workers apart."""
+    name = f"casino {owner}"
+    if len(name.encode()) <= 63:
+        return name
+    return "casino …" + owner.encode()[-(63 - len("casino …".encode())):].decode(errors="ignore")
 
 
 async def create_pool(url: str, *, min_size: int = 2, max_size: int = POOL_MAX,

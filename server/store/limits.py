@@ -8,6 +8,8 @@ effect from the next round, never mid-round). Table configuration, not money: re
 
 from __future__ import annotations
 
+import contextlib
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
 import asyncpg
@@ -95,15 +97,20 @@ class LimitsStore:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
+    def _connection(self, conn: asyncpg.Connection | None) -> AbstractAsyncContextManager[asyncpg.Connection]:
+        """``conn`` where the caller holds one (a table's runtime: a second connection taken
+        while holding one can wait forever on a small pool), else one of the pool's."""
+        return contextlib.nullcontext(conn) if conn is not None else self.pool.acquire()
+
     async def set(self, table: str, limits: TableLimits, changed_by: str, from_round: int,
-                  reason: str = "") -> LimitsVersion:
+                  reason: str = "", *, conn: asyncpg.Connection | None = None) -> LimitsVersion:
         """Record a new version applying from table round ``from_round`` (the next round)."""
         validate_limits(limits)
         if not changed_by:
             raise _bad("A limits change needs who made it.")
         if type(from_round) is not int or from_round < 0:
             raise _bad(f"from_round must be a round number >= 0, not {from_round!r}.")
-        async with self.pool.acquire() as c, c.transaction():
+        async with self._connection(conn) as c, c.transaction():
             await c.execute("SELECT pg_advisory_xact_lock(hashtext('table_limits:' || $1))", table)
             last = await c.fetchrow(
                 "SELECT version, from_round FROM table_limits WHERE table_id = $1 ORDER BY version DESC LIMIT 1",
@@ -118,9 +125,9 @@ class LimitsStore:
                 msgspec.json.encode(limits).decode(), changed_by, reason)
         return _version(r)
 
-    async def current(self, table: str) -> LimitsVersion | None:
+    async def current(self, table: str, *, conn: asyncpg.Connection | None = None) -> LimitsVersion | None:
         """The newest version (it may apply only from a coming round)."""
-        async with self.pool.acquire() as c:
+        async with self._connection(conn) as c:
             r = await c.fetchrow("SELECT * FROM table_limits WHERE table_id = $1 ORDER BY version DESC LIMIT 1", table)
         return _version(r) if r else None
 

@@ -7,47 +7,78 @@ import logging
 
 import pytest
 
-from games.db.pool import HEADROOM, POOL_MAX, pool_share
+from games.db.pool import POOL_MAX, application_name, connections_fit, parse_pool_size, pool_share
 from server.config import Settings
 from server.supervisor import _pool_for_workers
 
 
 @pytest.mark.parametrize(("limit", "reserved", "processes", "share"), [
     (100, 3, 1, 20),  # one process: the usual pool
-    (100, 3, 4, 20),  # 87 free over 4: 21 each, capped at 20
-    (100, 3, 8, 10),  # the 16-core bench's 8 workers on the embedded PostgreSQL: 87 // 8
-    (100, 3, 16, 5),
-    (100, 3, 64, 2),  # too many for the server: the floor of 2 (the supervisor warns)
+    (100, 3, 4, 20),  # (97 - 10) // 4 - 1 = 20: 4 x (20 + 1) + 10 = 94 <= 97
+    (100, 3, 8, 9),  # (87 // 8) - 1: 8 x 10 + 10 = 90
+    (100, 3, 16, 4),  # 87 // 16 - 1 = 4: 16 x 5 + 10 = 90
+    (100, 3, 64, 2),  # too many for the server: the floor (the supervisor warns)
     (400, 3, 16, 20),
 ])
 def test_the_share_leaves_the_headroom_and_is_capped(limit: int, reserved: int, processes: int, share: int) -> None:
     assert pool_share(limit, reserved, processes) == share
-    assert share == POOL_MAX or share == 2 or share * processes + HEADROOM <= limit - reserved
+    assert connections_fit(limit, reserved, processes, share) == (processes < 64)
+
+
+def test_the_headroom_counts_each_process_listening_connection() -> None:
+    assert connections_fit(100, 3, 8, 9)  # 8 x (9 + 1) + 10 = 90 <= 97
+    assert not connections_fit(100, 3, 8, 10)  # 8 x 11 + 10 = 98: one over (the share before it counted them)
+    assert connections_fit(100, 3, 4, 20) and not connections_fit(100, 3, 5, 20)  # 5 x 21 + 10 = 115
 
 
 def test_the_supervisor_warns_when_the_workers_cannot_fit(monkeypatch, caplog) -> None:
     monkeypatch.delenv("CASINO_DB_POOL", raising=False)
     with caplog.at_level(logging.INFO, logger="casino"):
-        assert _pool_for_workers(100, 3, 8) == 10
-        assert "database pool: 10 connections per worker (max_connections 100)" in caplog.text
+        assert _pool_for_workers(100, 3, 8) == 9
+        assert "database pool: 9 connections per worker (max_connections 100)" in caplog.text
+        assert "WARNING" not in caplog.text
         caplog.clear()
         assert _pool_for_workers(100, 3, 64) == 2
-        assert "64 workers x 2 database connections leave less than 10 of the server's 100" in caplog.text
+        assert ("64 workers x 2 database connections (and each its LISTEN connection) leave less than 10 of the "
+                "server's 100") in caplog.text
 
 
 def test_the_operator_sets_the_pool_and_is_warned_if_it_does_not_fit(monkeypatch, caplog) -> None:
     monkeypatch.setenv("CASINO_DB_POOL", "30")
     with caplog.at_level(logging.INFO, logger="casino"):
-        assert _pool_for_workers(100, 3, 2) == 30  # 60 + 10 <= 97: fits
+        assert _pool_for_workers(100, 3, 2) == 30  # 2 x 31 + 10 = 72 <= 97: fits
         assert "database pool: 30 connections per worker" in caplog.text
-        assert _pool_for_workers(100, 3, 4) == 30  # 120: does not
-        assert "4 workers x 30 database connections leave less than 10" in caplog.text
+        assert _pool_for_workers(100, 3, 3) == 30  # 3 x 31 + 10 = 103: does not
+        assert "3 workers x 30 database connections" in caplog.text
+
+
+@pytest.mark.parametrize("bad", ["abc", "2.5", "1", "0", "-3", ""])
+def test_a_pool_size_is_a_whole_number_of_at_least_two(monkeypatch, bad: str) -> None:
+    with pytest.raises(ValueError, match="CASINO_DB_POOL must be"):
+        parse_pool_size(bad)
+    if bad:  # (unset or empty: the default)
+        monkeypatch.setenv("CASINO_DB_POOL", bad)
+        with pytest.raises(ValueError, match="CASINO_DB_POOL must be"):
+            Settings.from_env()
+        with pytest.raises(ValueError, match="CASINO_DB_POOL must be"):
+            _pool_for_workers(100, 3, 2)
 
 
 def test_a_process_reads_its_pool_size(monkeypatch) -> None:
     monkeypatch.setenv("CASINO_DB_POOL", "7")
     assert Settings.from_env().db_pool == 7
-    monkeypatch.setenv("CASINO_DB_POOL", "0")
-    assert Settings.from_env().db_pool == 2  # a table batch beside the chores
+    monkeypatch.setenv("CASINO_DB_POOL", "")
+    assert Settings.from_env().db_pool == POOL_MAX
     monkeypatch.delenv("CASINO_DB_POOL")
     assert Settings.from_env().db_pool == POOL_MAX
+
+
+def test_a_long_owner_keeps_the_end_that_tells_workers_apart() -> None:
+    assert application_name("host:8000/3") == "casino host:8000/3"
+    long = "a-very-long-host-name-of-a-cloud-provider.internal.example.com:8000"
+    names = {application_name(f"{long}/{slot}") for slot in range(4)}
+    assert len(names) == 4  # each worker still told apart
+    for slot in range(4):
+        name = application_name(f"{long}/{slot}")
+        assert len(name.encode()) <= 63 and name.startswith("casino …") and name.endswith(f":8000/{slot}")
+    assert len(application_name("é" * 40).encode()) <= 63  # bytes, not characters

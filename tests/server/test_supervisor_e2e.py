@@ -143,6 +143,8 @@ def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Super
     with httpx.Client(base_url=sup.url) as http:
         for _ in range(6):  # the kernel spreads the connections; every answer is a worker's
             assert http.get("/health", headers={"Connection": "close"}).status_code == 200
+            scrape = http.get("/metrics", headers={"Connection": "close"}).text
+            assert f"casino_db_pool_max {share}.0" in scrape.splitlines()
         assert http.get("/health/ready").status_code == 200
     redis = redis_embedded.status(sup.redis_dir)
     assert redis.running and redis.pid and redis.users == [sup.proc.pid]
