@@ -54,10 +54,11 @@ class AccountService:
     async def register(self, user: str, password: str, currency: str) -> Principal:
         """A player opens his own account."""
         currency_of(currency)
+        new = await store.new_user(user, password)  # (hashed holding no connection)
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the user with the wallet, or neither (e.g. PTS: no wallet)
                 # Unverified until the desk checks his age and identity (server.responsible).
-                who = await store.create_user(conn, user, password, "player", currency, verified=False)
+                who = await store.create_user(conn, new, "player", currency, verified=False)
                 await self._open_wallet(conn, who)
         return who
 
@@ -65,9 +66,10 @@ class AccountService:
         """An account of any role, created by staff."""
         check_may_create(by, role)
         currency_of(currency)
+        new = await store.new_user(user, password)  # (hashed holding no connection)
         async with self.pool.acquire() as conn:
             async with conn.transaction():  # the user, his wallet and the audit record, or nothing
-                who = await store.create_user(conn, user, password, role, currency)
+                who = await store.create_user(conn, new, role, currency)
                 if who.role == "player":
                     await self._open_wallet(conn, who)
                 await audit.record(conn, by, "account.create", who.id, {"role": who.role})
@@ -102,7 +104,7 @@ async def ensure_admin(pool: asyncpg.Pool) -> None:
             return
         password = os.environ.get("CASINO_ADMIN_PASSWORD") or secrets.token_urlsafe(12)
         try:
-            await store.create_user(conn, "admin", password, "admin")
+            await store.create_user(conn, await store.new_user("admin", password), "admin")  # (at start: no tables yet)
         except GameError:
             return  # another process created it meanwhile
     if not os.environ.get("CASINO_ADMIN_PASSWORD"):

@@ -55,10 +55,10 @@ async def seed(ctx: Any) -> None:
         admin = Principal("admin", "admin")
         for user, password, role in STAFF:
             with contextlib.suppress(GameError):
-                await store.create_user(conn, user, password, role)
+                await store.create_user(conn, await store.new_user(user, password), role)
         for user in PLAYERS + BOTS + SIT_AND_GO_BOTS:
             with contextlib.suppress(GameError):
-                await store.create_user(conn, user, password_of(user), "player")
+                await store.create_user(conn, await store.new_user(user, password_of(user)), "player")
     for user in PLAYERS + BOTS + SIT_AND_GO_BOTS:
         for cur in ("CHF", "EUR"):
             await ctx.ledger.open_account(accounts.wallet(user, cur), cur, Kind.WALLET)

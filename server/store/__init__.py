@@ -54,7 +54,15 @@ from server.store.tables import (
     load_tables,
     notify_table_changed,
 )
-from server.store.users import authenticate, create_user, get_user, list_users, revoke_token, revoked_among
+from server.store.users import (
+    authenticate,
+    create_user,
+    get_user,
+    list_users,
+    new_user,
+    revoke_token,
+    revoked_among,
+)
 
 # The packages whose migrations make this server's schema, in the order they apply.
 SCHEMA: tuple[str, ...] = ("games.ledger", "server")
@@ -71,5 +79,5 @@ __all__ = [
     "record_batch", "replace_state", "stored_events",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
-    "authenticate", "create_user", "get_user", "list_users", "revoke_token", "revoked_among",
+    "authenticate", "create_user", "get_user", "list_users", "new_user", "revoke_token", "revoked_among",
 ]
