@@ -111,28 +111,33 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
 SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands")
 
 
-def scrape_histograms(text: str) -> dict[str, dict[float, float]]:
-    """Cumulative bucket counts by upper bound (summed over labels) of ``SERVER_HISTOGRAMS``,
-    from a Prometheus text scrape."""
+SUM = "sum"  # the key of a histogram's sum of observations beside its buckets' bounds
+
+
+def scrape_histograms(text: str) -> dict[str, dict[float | str, float]]:
+    """Cumulative bucket counts by upper bound, and the sum of the observations (``SUM``),
+    summed over labels, of ``SERVER_HISTOGRAMS`` from a Prometheus text scrape."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    out: dict[str, dict[float, float]] = {name: collections.Counter() for name in SERVER_HISTOGRAMS}
+    out: dict[str, dict[float | str, float]] = {name: collections.Counter() for name in SERVER_HISTOGRAMS}
     for family in text_string_to_metric_families(text):
         if family.name not in out:
             continue
         for sample in family.samples:
             if sample.name == family.name + "_bucket":
                 out[family.name][float(sample.labels["le"])] += sample.value
+            elif sample.name == family.name + "_sum":
+                out[family.name][SUM] += sample.value
     return out
 
 
-def histogram_summary(before: dict[float, float], after: dict[float, float]) -> dict[str, float]:
-    """The observations between two scrapes: their count and the upper bounds of the buckets
-    holding the median and the 99th percentile (``inf``: beyond the last bound)."""
-    bounds = sorted(after)
+def histogram_summary(before: dict[float | str, float], after: dict[float | str, float]) -> dict[str, float]:
+    """The observations between two scrapes: their count, their mean, and the upper bounds of
+    the buckets holding the median and the 99th percentile (``inf``: beyond the last bound)."""
+    bounds = sorted(b for b in after if b != SUM)
     counts = [after[b] - before.get(b, 0.0) for b in bounds]
     total = counts[-1] if counts else 0.0
-    out = {"count": total}
+    out = {"count": total, "mean": (after.get(SUM, 0.0) - before.get(SUM, 0.0)) / total if total else float("nan")}
     for name, q in (("p50_le", 0.5), ("p99_le", 0.99)):
         out[name] = next((b for b, c in zip(bounds, counts, strict=True) if total and c >= q * total), float("nan"))
     return out

@@ -139,9 +139,10 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
               flush=True)
         if inside:
             ack, commit, batch = (inside[k] for k in SERVER_HISTOGRAMS)
-            print(f"    the server's view: arrival at the table to ack p50 <= {ack['p50_le'] * 1000:g} ms, "
-                  f"p99 <= {ack['p99_le'] * 1000:g} ms; commit p50 <= {commit['p50_le'] * 1000:g} ms, "
-                  f"p99 <= {commit['p99_le'] * 1000:g} ms; commands a batch p50 <= {batch['p50_le']:g} "
+            print(f"    the server's view: arrival at the table to ack mean {ack['mean'] * 1000:.1f} ms "
+                  f"(p50 <= {ack['p50_le'] * 1000:g}, p99 <= {ack['p99_le'] * 1000:g}); commit mean "
+                  f"{commit['mean'] * 1000:.1f} ms (p50 <= {commit['p50_le'] * 1000:g}, p99 <= "
+                  f"{commit['p99_le'] * 1000:g}); {batch['mean']:.1f} commands a batch "
                   f"({commit['count']:.0f} batches)", flush=True)
     finally:
         bettors.stop()
