@@ -80,9 +80,10 @@ _ROWS = """SELECT id, at, actor, role, action, target, detail::text AS detail FR
            WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3"""
 
 
-async def safe_head(conn: asyncpg.Connection, *, wait_seconds: float = 2.0) -> int | None:
+async def safe_head(conn: asyncpg.Connection | asyncpg.Pool, *, wait_seconds: float = 2.0) -> int | None:
     """The highest id below which every audit id is final (the module's rule), or None when
-    a transaction that may hold one did not end within ``wait_seconds``."""
+    a transaction that may hold one did not end within ``wait_seconds``. Given the pool, each
+    look takes a connection only for itself: the wait holds none (a worker's pool may be small)."""
     # (pg_sequence_last_value: the inserting role's USAGE on the sequence is enough; NULL before the first.)
     last = await conn.fetchval(
         "SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence('audit_log', 'id')::regclass), 0)")
@@ -109,13 +110,17 @@ async def safe_head(conn: asyncpg.Connection, *, wait_seconds: float = 2.0) -> i
 async def seal(pool: asyncpg.Pool | asyncpg.Connection, *, wait_seconds: float = 2.0) -> int:
     """Seal what may be sealed now; the number of rows sealed (0 when another sealer holds
     the lock, or a transaction in flight did not end in time)."""
-    if isinstance(pool, asyncpg.Pool):
-        async with pool.acquire() as conn:
-            return await seal(conn, wait_seconds=wait_seconds)
-    conn = pool
-    head = await safe_head(conn, wait_seconds=wait_seconds)
+    head = await safe_head(pool, wait_seconds=wait_seconds)
     if head is None:
         return 0
+    if isinstance(pool, asyncpg.Pool):
+        async with pool.acquire() as conn:
+            return await _seal_upto(conn, head)
+    return await _seal_upto(pool, head)
+
+
+async def _seal_upto(conn: asyncpg.Connection, head: int) -> int:
+    """Seal the rows after the last seal up to ``head`` (0 if another sealer holds the lock)."""
     sealed = 0
     async with conn.transaction():
         if not await conn.fetchval("SELECT pg_try_advisory_xact_lock($1)", _SEAL_LOCK):
