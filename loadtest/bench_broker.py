@@ -22,7 +22,11 @@ import time
 from pathlib import Path
 
 import redis.asyncio as aioredis
-from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
+
+try:  # (redis-py's parser classes are not public API: name them where they moved)
+    from redis._parsers import _AsyncHiredisParser, _AsyncRESP2Parser
+except ImportError as exc:  # pragma: no cover
+    raise SystemExit(f"this redis-py keeps its parsers elsewhere ({exc}): update loadtest/bench_broker.py") from exc
 
 from server import redis_embedded
 

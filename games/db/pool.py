@@ -46,12 +46,11 @@ def parse_pool_size(text: str) -> int:
 
 
 def application_name(owner: str) -> str:
-    """``casino <owner>`` for pg_stat_activity, within PostgreSQL's 63 bytes: a long name keeps
-    its end (a worker's slot, ``/3``), which tells the workers apart."""
-    name = f"casino {owner}"
-    if len(name.encode()) <= 63:
-        return name
-    return "casino …" + owner.encode()[-(63 - len("casino …".encode())):].decode(errors="ignore")
+    """``casino <owner>`` for pg_stat_activity, in ASCII (PostgreSQL writes other characters as
+    ``\\xNN``, which would lengthen it) and within its 63 bytes: a long name keeps its end (a
+    worker's slot, ``/3``), which tells the workers apart."""
+    name = "casino " + "".join(c if " " <= c <= "~" else "?" for c in owner)
+    return name if len(name) <= 63 else "casino ..." + name[-(63 - len("casino ...")):]
 
 
 async def create_pool(url: str, *, min_size: int = 2, max_size: int = POOL_MAX,

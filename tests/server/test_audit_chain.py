@@ -69,6 +69,26 @@ async def test_rows_are_sealed_in_id_order_and_the_chain_verifies(pool):
         assert await audit_chain.verify(conn, anchors={first.head_id: first.head_hash}) == v  # an earlier head holds
 
 
+async def test_the_sealer_waits_for_a_writer_holding_no_connection(fresh_db):
+    """On a pool of two, one connection in a transaction that wrote an audit row: the sealer
+    waits for it (its row's id may not be final) without taking the other connection for
+    the wait, so the worker's table batches still get one."""
+    from games.db.pool import create_pool
+
+    small = await create_pool(fresh_db, min_size=1, max_size=2)
+    try:
+        async with small.acquire() as writer, writer.transaction():
+            await audit.record(writer, ADMIN, "table.set_limits", "t-wait", {"max": 1})
+            sealing = asyncio.ensure_future(audit_chain.seal(small, wait_seconds=3.0))
+            await asyncio.sleep(0.3)  # the sealer is waiting for the writer now
+            assert not sealing.done()
+            async with small.acquire(timeout=1.0) as other:  # (before: the sealer held it for the wait)
+                assert await other.fetchval("SELECT 1") == 1
+        assert await sealing == 1  # the writer committed: its row sealed
+    finally:
+        await small.close()
+
+
 async def test_updates_deletes_and_truncates_are_refused(pool):
     await _write(pool, 2)
     await audit_chain.seal(pool)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+import asyncpg
 import pytest
 
 from games.db.pool import POOL_MAX, application_name, connections_fit, parse_pool_size, pool_share
@@ -76,9 +77,20 @@ def test_a_process_reads_its_pool_size(monkeypatch) -> None:
 def test_a_long_owner_keeps_the_end_that_tells_workers_apart() -> None:
     assert application_name("host:8000/3") == "casino host:8000/3"
     long = "a-very-long-host-name-of-a-cloud-provider.internal.example.com:8000"
-    names = {application_name(f"{long}/{slot}") for slot in range(4)}
-    assert len(names) == 4  # each worker still told apart
-    for slot in range(4):
-        name = application_name(f"{long}/{slot}")
-        assert len(name.encode()) <= 63 and name.startswith("casino …") and name.endswith(f":8000/{slot}")
-    assert len(application_name("é" * 40).encode()) <= 63  # bytes, not characters
+    names = [application_name(f"{long}/{slot}") for slot in range(4)]
+    assert len(set(names)) == 4  # each worker still told apart
+    for slot, name in enumerate(names):
+        assert len(name) == 63 and name.isascii() and name.startswith("casino ...") and name.endswith(f":8000/{slot}")
+    assert application_name("hôte:1/0") == "casino h?te:1/0"  # ASCII: PostgreSQL would escape the rest
+
+
+async def test_postgresql_keeps_the_whole_name(pg_url: str) -> None:
+    """What pg_stat_activity shows is the name given: nothing escaped, nothing cut."""
+    long = "a-very-long-host-name-of-a-cloud-provider.internal.example.com:8000/7"
+    for owner in (long, "hôte-été:8000/2"):
+        conn = await asyncpg.connect(pg_url, server_settings={"application_name": application_name(owner)})
+        try:
+            shown = await conn.fetchval("SELECT application_name FROM pg_stat_activity WHERE pid = pg_backend_pid()")
+        finally:
+            await conn.close()
+        assert shown == application_name(owner) and shown.endswith(owner[-2:])
