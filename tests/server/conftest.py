@@ -59,6 +59,13 @@ class ServerProcess:
     def start(self) -> None:
         self.proc = spawn_server(self.port, self.env, self.log_path, append=True)
 
+    def __enter__(self) -> ServerProcess:  # a fixture's server: started, stopped at the end
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def kill(self) -> None:
         """kill -9: no shutdown code runs."""
         if self.proc and self.proc.poll() is None:

@@ -258,12 +258,8 @@ async def _cli(url: str, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def server(db_url: str, tmp_path_factory):
     """The e2e fixture's server, sealing every second."""
-    srv = ServerProcess(db_url, tmp_path_factory.mktemp("server"), CASINO_AUDIT_SEAL_SECONDS="1")
-    srv.start()
-    try:
+    with ServerProcess(db_url, tmp_path_factory.mktemp("server"), CASINO_AUDIT_SEAL_SECONDS="1") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.mark.slow

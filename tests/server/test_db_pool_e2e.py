@@ -20,12 +20,8 @@ TABLES = [f"pool-{i}" for i in range(6)]
 
 @pytest.fixture(scope="module")
 def small_pool(db_url: str, tmp_path_factory):
-    srv = ServerProcess(db_url, tmp_path_factory.mktemp("small-pool"), CASINO_DB_POOL="2")
-    srv.start()
-    try:
+    with ServerProcess(db_url, tmp_path_factory.mktemp("small-pool"), CASINO_DB_POOL="2") as srv:
         yield srv
-    finally:
-        srv.stop()
 
 
 def _gauge(scrape: str, name: str) -> float:
