@@ -142,13 +142,15 @@ class Supervisor:
             log.info("stopped")
 
     def _schema(self, url: str) -> bool:
-        """Migrate once for every worker (they start with --no-migrate); with --no-migrate,
-        only check that the schema is current."""
+        """Migrate once for every worker (they start with --no-migrate; with --no-migrate,
+        only check that the schema is current), and size each worker's pool from the
+        database's connections (``self.pool``)."""
         import asyncio
 
         import asyncpg
 
         from games.db.migrate import MigrationError, migrate
+        from games.db.pool import connection_limits
         from server.serve_cli import _schema_is_current
         from server.store import SCHEMA
 
@@ -160,10 +162,7 @@ class Supervisor:
             try:
                 if not self.args.no_migrate:
                     await migrate(conn, SCHEMA)  # logs what it applied
-                limit = int(await conn.fetchval("SHOW max_connections"))
-                reserved = int(await conn.fetchval("SHOW superuser_reserved_connections"))
-                # PostgreSQL 16+ also keeps reserved_connections for roles granted them
-                reserved += int(await conn.fetchval("SELECT current_setting('reserved_connections', true)") or 0)
+                limit, reserved = await connection_limits(conn)
             finally:
                 await conn.close()
             self.pool = _pool_for_workers(limit, reserved, self.args.workers)

@@ -29,6 +29,15 @@ def pool_share(max_connections: int, reserved: int, processes: int) -> int:
     return max(POOL_MIN, min(POOL_MAX, share))
 
 
+async def connection_limits(conn: asyncpg.Connection) -> tuple[int, int]:
+    """The server's ``max_connections`` and how many of them are reserved (for superusers, and
+    on PostgreSQL 16+ for roles granted ``pg_use_reserved_connections``)."""
+    limit = int(await conn.fetchval("SHOW max_connections"))
+    reserved = int(await conn.fetchval("SHOW superuser_reserved_connections"))
+    reserved += int(await conn.fetchval("SELECT current_setting('reserved_connections', true)") or 0)
+    return limit, reserved
+
+
 def connections_fit(max_connections: int, reserved: int, processes: int, pool: int) -> bool:
     """Whether ``processes`` pools of ``pool`` (and their connections outside it) leave the headroom."""
     return processes * (pool + OUTSIDE_POOL) + HEADROOM <= max_connections - reserved

@@ -22,7 +22,7 @@ import pytest
 
 from games.db.embedded import PROJECT_DIR
 from games.db.pids import alive
-from games.db.pool import OUTSIDE_POOL, pool_share
+from games.db.pool import OUTSIDE_POOL, connection_limits, pool_share
 from loadtest.server_process import free_port, wait_healthy
 from server import redis_embedded
 
@@ -99,9 +99,7 @@ def _connections(db_url: str) -> tuple[int, int, dict[str, int]]:
     async def fetch() -> tuple[int, int, dict[str, int]]:
         conn = await asyncpg.connect(db_url)
         try:
-            limit = int(await conn.fetchval("SHOW max_connections"))
-            reserved = int(await conn.fetchval("SHOW superuser_reserved_connections"))
-            reserved += int(await conn.fetchval("SELECT current_setting('reserved_connections', true)") or 0)
+            limit, reserved = await connection_limits(conn)
             rows = await conn.fetch("SELECT application_name, count(*) AS n FROM pg_stat_activity "
                                     "WHERE datname = current_database() AND application_name LIKE 'casino %' "
                                     "GROUP BY 1")
