@@ -41,6 +41,17 @@ async def _stored(db_url: str, table: str) -> tuple[int, int, int]:
     return row["seq"], row["state_seq"], logged
 
 
+async def _settled_in_db(db_url: str, table: str) -> list[str]:
+    """The wagers the table's stored wager_settled events name, in order."""
+    conn = await asyncpg.connect(db_url)
+    try:
+        rows = await conn.fetch("SELECT payload->>'wager' AS w FROM table_events WHERE table_id = $1"
+                                " AND kind = 'wager_settled' ORDER BY seq", table)
+    finally:
+        await conn.close()
+    return [r["w"] for r in rows]
+
+
 async def test_kill_between_snapshots_mid_spin(snappy):
     floor, t = Floor(snappy), "snap-roul"
     await floor.table("roulette", "campione", t, mode="rng")
@@ -75,7 +86,14 @@ async def test_kill_between_snapshots_mid_spin(snappy):
         await ida.next_event(t, "spin_settled", timeout=60)
         settled = [f["event"] for f in ida.frames if f.get("type") == "event"
                    and f["event"]["type"] == "wager_settled"]
-        assert len(settled) == placed and len({s["wager"] for s in settled}) == placed
+        # What the table wrote, beside what reached her socket: which of the two fell short, if
+        # one ever does (CI once saw 5 of 8 settlements at the socket; the record says which).
+        stored = await _settled_in_db(snappy.db_url, t)
+        why = (f"placed {placed}; at the socket {sorted(s['wager'] for s in settled)}; in the database "
+               f"{stored}; after the restart she got {[f.get('type') for f in ida.frames[-40:]]}; "
+               f"seq {seq}, snapshot at {state_seq}, {logged} logged; server log:\n{snappy.log()[-3000:]}")
+        assert len(stored) == placed and len(set(stored)) == placed, why
+        assert len(settled) == placed and len({s["wager"] for s in settled}) == placed, why
         net = sum(s["returned"] + s["won"] - s["stake"] for s in settled)
         bal = await ida.balance()
         assert bal["posted"] == 50_000 + net and bal["pending"] == 0
