@@ -337,12 +337,10 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
             print(f"-- {n} worker(s), round {r + 1}", flush=True)
             log = OUT / f"scale-{stamp}-{n}w-{r}-server.log"
             with LoadServer(env=env, log_path=log, workers=n) as srv:
-                time.sleep(2 * n)  # the tables spread over the workers (placement) before the clock starts
                 peak = asyncio.run(bench_peak(srv, argparse.Namespace(**{**vars(a), "rounds": 1})))
             fan = {}
             if a.sockets:  # a floor of its own, on a fresh server
                 with LoadServer(env=env, log_path=log.with_suffix(".fanout.log"), workers=n) as srv:
-                    time.sleep(2 * n)
                     fan = asyncio.run(bench_fanout(srv, argparse.Namespace(**{**vars(a), "sockets": [a.sockets]})))
             runs[n].append({"peak": peak, "fanout": fan.get(a.sockets)})
 
@@ -369,7 +367,7 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
     return {"runs": runs, "summary": summary}
 
 
-async def server_histograms(srv: LoadServer) -> dict[str, dict[float, float]] | None:
+async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, float]] | None:
     """The server's latency and batch histograms now; None where they cannot be read as one
     process's (``--workers``: a scrape answers for one worker) or the scrape is refused."""
     if srv.workers > 1:
@@ -461,8 +459,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"results: {path}")
         return 0
     with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-server.log", workers=getattr(a, "workers", 1)) as srv:
-        if getattr(a, "workers", 1) > 1:
-            time.sleep(2 * a.workers)  # the tables spread over the workers before the clock starts (as scale)
         if a.bench == "peak":
             result = asyncio.run(bench_peak(srv, a))
         elif a.bench == "profile":

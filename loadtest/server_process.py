@@ -27,6 +27,7 @@ from games.db.embedded import PROJECT_DIR, start_embedded, with_database
 ADMIN_PASSWORD = "loadtest-admin-pass"
 JWT_SECRET = "loadtest-secret-" + "l" * 40
 LOADTEST_PGDATA = PROJECT_DIR / ".casino" / "loadtest-pg"
+PLACEMENT_SECONDS = 2  # per worker of a `--workers N` server, for its tables to spread over them
 # Short clocks so RNG tables turn over within a short run (seconds).
 FAST_CLOCKS = {
     "CASINO_BETTING_SECONDS": "3",
@@ -99,6 +100,8 @@ class LoadServer:
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        if self.workers > 1:  # the tables spread over the workers (placement) before any clock starts
+            time.sleep(PLACEMENT_SECONDS * self.workers)
         return self
 
     def __exit__(self, *exc: object) -> None:

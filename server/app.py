@@ -19,7 +19,6 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import SwaggerRenderPlugin
 
 from games.db import create_pool, database_url, migrate
-from games.db.pool import application_name
 from games.ledger.store import Ledger
 from server import logs, metrics, store, unclaimed
 from server.accounts import ensure_admin
@@ -82,8 +81,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         url = settings.database_url or database_url()
-        pool = await create_pool(url, min_size=2, max_size=settings.db_pool,
-                                 application_name=application_name(settings.owner_id))
+        pool = await create_pool(url, min_size=2, max_size=settings.db_pool, owner=settings.owner_id)
         async with pool.acquire() as conn:
             await migrate(conn, store.SCHEMA)
         resources = Resources(settings, url, pool, Ledger(pool), LimitsStore(pool), channels,

@@ -63,9 +63,9 @@ def application_name(owner: str) -> str:
 
 
 async def create_pool(url: str, *, min_size: int = 2, max_size: int = POOL_MAX,
-                      application_name: str | None = None) -> asyncpg.Pool:
-    # application_name: pg_stat_activity tells whose connections these are (which worker)
-    settings = {"application_name": application_name} if application_name else None
+                      owner: str | None = None) -> asyncpg.Pool:
+    # owner: pg_stat_activity tells whose connections these are (which worker: application_name)
+    settings = {"application_name": application_name(owner)} if owner else None
     pool = await asyncpg.create_pool(url, min_size=min_size, max_size=max_size, reset=_no_session_reset,
                                      server_settings=settings)
     assert pool is not None
