@@ -474,7 +474,6 @@ class TableRuntime:
                     players.add((ev.player, round_id))
             acks.append((it, seq))
             if it.who.role not in ("player", "system") and it.command is not None:
-                # Console actions (croupier, chef, director) are audited in the same transaction.
                 audits.append((it.who.id, it.who.role, f"table.{event_tag(it.command)}", tid,
                                encoder.encode(it.command).decode()))
             if not it.system:
@@ -492,28 +491,37 @@ class TableRuntime:
         # Rebuilt every batch it grew with the round: thousands of refs on a crowded wheel.
         releases = any(isinstance(op, (Post, Void)) for op in ops)
         refs = open_refs(tid, self.kind.open_wagers(self.engine)) if snapshot or releases else None
-        async with conn.transaction():
-            opened = self.accounts.opened_by(all_events)
-            if opened:
-                await open_accounts(self, conn, opened)
-            if ops:
-                # A player's own stake and loss limits, where his bets' money leaves his wallet
-                # (only players who have some: ``self.limited``, read with the batch's replay check).
-                if self.limited:
-                    await play_limits.check(conn, self.info.currency, all_events, self.limited)
-                await self.ctx.ledger.apply(ops, conn=conn)
-            if audits:
-                await store.audit.record_many(conn, audits)
-            # The rest of the batch in one statement, one round trip (issue 7's profile:
-            # round trips to PostgreSQL were most of a small batch's cost).
-            # The batch's commands always; the engine state only at a snapshot.
+        opened = self.accounts.opened_by(all_events)
+        limited = bool(ops) and bool(self.limited)
+
+        async def record() -> None:
             owned = await store.record_batch(
                 conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, refs,
-                logged, n, state, keep,
+                logged, n, state, keep, ops,
             )
-            if not owned:  # fencing: another process owns the table; the transaction rolls back
+            if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)
+
+        if opened or limited or audits:
+            # What the batch statement does not carry goes first, in one transaction with it.
+            async with conn.transaction():
+                if opened:
+                    await open_accounts(self, conn, opened)
+                if limited:
+                    # A player's own stake and loss limits, where his bets' money leaves his
+                    # wallet (only players who have some: ``self.limited``, read with the
+                    # batch's replay check).
+                    await play_limits.check(conn, self.info.currency, all_events, self.limited)
+                if audits:
+                    # Console actions (croupier, chef, director) are audited with the batch.
+                    await store.audit.record_many(conn, audits)
+                await record()
+        else:
+            # Most batches: the ledger's operations and the rest of the batch in one statement,
+            # its own transaction, one round trip (issue 14: BEGIN, the ledger, the batch and
+            # COMMIT were four, most of a commit's time).
+            await record()
         # The whole batch in one message, encoded once for every subscriber.
         frames = [encoder.encode(Events(tid, seq, published))] if published else []
         return Done(frames, acks, seq, n, last_round, snapshot)

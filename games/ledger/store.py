@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -130,7 +131,32 @@ def _pair_code(debit: str, credit: str) -> str | None:
     return None
 
 
-def _refusal(ops: list[Op], r: asyncpg.Record) -> LedgerError:
+# ``ledger_apply_or_raise`` (migration 0005): the batch inside a statement of the caller's own
+# (a table's whole commit, ``server.store.state``), its refusal raised with this SQLSTATE.
+REFUSED = "LR001"
+
+
+def apply_args(ops: Iterable[Op]) -> tuple[list[Op], _ApplyArgs]:
+    """The batch, each operation's form checked, and the twelve arrays that
+    ``ledger_apply_or_raise`` takes, in order."""
+    batch = list(ops)
+    for op in batch:
+        validate(op)
+    return batch, _apply_args(batch)
+
+
+def raised_refusal(ops: list[Op], exc: BaseException) -> LedgerError | None:
+    """The LedgerError ``ledger_apply_or_raise`` raised for ``ops`` (the same one
+    ``Ledger.apply`` gives), None when ``exc`` is something else."""
+    if not isinstance(exc, asyncpg.PostgresError) or exc.sqlstate != REFUSED:
+        return None
+    row = json.loads(exc.detail or "{}")
+    if row.get("err") == "ledger_busy":
+        return LedgerError("ledger_busy", "The ledger is busy; nothing was written. Try again.")
+    return _refusal(ops, row)
+
+
+def _refusal(ops: list[Op], r: Mapping[str, Any]) -> LedgerError:
     op: Op = ops[r["idx"] - 1]
     code: str = r["err"]
     if code == "unknown_account":  # the missing account comes in the debit column

@@ -1,8 +1,8 @@
 """A table's committed engine state (``table_state``), the log of the commands it applied
 (``table_commands``), the snapshots kept for disputes (``table_snapshots``), and the one
-statement that commits a batch of its commands: the lease fence, the events, who played, the
-accepted command ids, the batch's commands appended to the log and, at a snapshot, the state
-after the batch, together.
+statement that commits a batch of its commands, with no transaction of its own: the ledger's
+operations, the lease fence, the events, who played, the accepted command ids, the batch's
+commands appended to the log and, at a snapshot, the state after the batch, together.
 
 The state is not rewritten per batch (issue 14): ``seq`` and ``round`` follow every batch,
 ``open_refs`` a batch that releases holds and every snapshot (migration 0116), the state
@@ -18,6 +18,12 @@ from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 import asyncpg
+
+from games.ledger.model import Op
+from games.ledger.store import apply_args, raised_refusal
+
+# ``table_batch_fenced`` (migration 0117): another process owns the table.
+FENCE_LOST = "TF001"
 
 
 class Snapshot(NamedTuple):
@@ -107,11 +113,18 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
     await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", table_id, state)
 
 
-# Fence (renew the lease only if this process still owns the table), events, who played, the
-# accepted command ids and the commands; then seq, round and open refs (and at a snapshot the
-# state): one statement per batch.
+# The whole batch in one statement, with no BEGIN and COMMIT of its own (issue 14: four round
+# trips were most of a batch's commit time): the ledger's operations (``ledger_apply_or_raise``,
+# migration 0005, raises a refusal), the fence (renew the lease only if this process still
+# owns the table; ``table_batch_fenced``, migration 0117, raises when it does not), events,
+# who played, the accepted command ids and the commands; then seq, round and open refs (and at
+# a snapshot the state). Anything raised stops the whole statement: nothing is written.
 _BATCH = """
-WITH fence AS (
+WITH applied AS MATERIALIZED (
+    SELECT ledger_apply_or_raise($23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[],
+                                 $28::text[], $29::text[], $30::text[], $31::int[], $32::int[],
+                                 $33::boolean[], $34::text[]) AS n
+), fence AS (
     UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
     WHERE table_id = $1 AND owner = $2 RETURNING 1
 ), events AS (
@@ -134,31 +147,35 @@ WITH fence AS (
          AS u(n, first_seq, last_seq, actor, role, command)
 )"""
 
-# The open refs, when given, with the ledger's position as they are written (0116).
+# The open refs, when given, with the ledger's position as they are written (0116): read from
+# ``applied``, so after this batch's own holds were numbered (a sub-statement's order is
+# otherwise the planner's).
 _REFS = """open_refs = coalesce($16::text[], open_refs),
-    refs_after = CASE WHEN $16::text[] IS NULL THEN refs_after ELSE coalesce(
-        pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) END"""
+    refs_after = CASE WHEN $16::text[] IS NULL THEN refs_after ELSE (SELECT coalesce(
+        pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied) END"""
+
+# Both sub-statements that must run are named here: the fence (it raises when lost) and the
+# ledger (a SELECT in WITH runs only as far as something reads it).
+_FENCED = """
+SELECT table_batch_fenced((SELECT count(*) FROM fence)) + (SELECT n FROM applied)
+"""
 
 # Most batches: seq and round follow (and the open refs where given).
 _RECORD_BATCH = _BATCH + """, state AS (
     UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, updated_at = now()
     WHERE table_id = $1
-)
-SELECT count(*) FROM fence
-"""
+)""" + _FENCED
 
 # A snapshot: the state after the batch (a restart replays only the commands after it); one
 # a round opens with is kept for disputes.
 _RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $23, state_seq = $4,
-                           state_command = $24, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $35, state_seq = $4,
+                           state_command = $36, updated_at = now()
     WHERE table_id = $1
 ), kept AS (
     INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
-    SELECT $1, $4, $24, $23 WHERE $25 ON CONFLICT DO NOTHING
-)
-SELECT count(*) FROM fence
-"""
+    SELECT $1, $4, $36, $35 WHERE $37 ON CONFLICT DO NOTHING
+)""" + _FENCED
 
 # (table, seq, round, event kind, actor, event as JSON)
 EventRow = tuple[str, int, str, str, str, str]
@@ -171,16 +188,19 @@ CommandRow = tuple[int, int, int, str, str, str]
 async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, lease_seconds: float, seq: int,
                        round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
                        results: Sequence[ResultRow], open_refs: list[str] | None, commands: Sequence[CommandRow],
-                       last_command: int, snapshot: bytes | None, keep: bool = False) -> bool:
-    """Commit a batch in one statement, one round trip: renew ``owner``'s lease on the table,
-    append ``events``, the ``(player, round)`` pairs who played, each accepted command's
-    answer (a retry gets it again), the batch's ``commands`` appended to the log, the
-    table's ``seq``, ``round_id`` and, unless None, the ledger refs of the wagers it still
-    holds in play (None: the list stands, and the holds made since count as in play);
-    and with ``snapshot`` the state after the batch (taken at ``seq`` and command
-    ``last_command``, the table's command counter), also kept for disputes with ``keep``.
-    False if ``owner`` no longer holds the table (fencing): the caller's transaction must
-    roll back."""
+                       last_command: int, snapshot: bytes | None, keep: bool = False,
+                       ops: Iterable[Op] = ()) -> bool:
+    """Commit a batch in one statement, one round trip, all or nothing (on its own it is a
+    transaction; inside the caller's, a part of it): the ledger's ``ops``, in order; renew
+    ``owner``'s lease on the table, append ``events``, the ``(player, round)`` pairs who
+    played, each accepted command's answer (a retry gets it again), the batch's ``commands``
+    appended to the log, the table's ``seq``, ``round_id`` and, unless None, the ledger refs
+    of the wagers it still holds in play (None: the list stands, and the holds made since
+    count as in play); and with ``snapshot`` the state after the batch (taken at ``seq`` and
+    command ``last_command``, the table's command counter), also kept for disputes with
+    ``keep``. Raises the ledger's refusal (a LedgerError) when it refuses an operation;
+    False if ``owner`` no longer holds the table (fencing). Either way nothing was written."""
+    batch, ledger_args = apply_args(ops)
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)
     head = (
@@ -190,8 +210,17 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
         open_refs,
     )
     logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
-    if snapshot is not None:
-        owned = await conn.fetchval(_RECORD_SNAPSHOT, *head, *logged, snapshot, last_command, keep)
-    else:
-        owned = await conn.fetchval(_RECORD_BATCH, *head, *logged)
-    return bool(owned)
+    args = (*head, *logged, *ledger_args)
+    try:
+        if snapshot is not None:
+            await conn.fetchval(_RECORD_SNAPSHOT, *args, snapshot, last_command, keep)
+        else:
+            await conn.fetchval(_RECORD_BATCH, *args)
+    except asyncpg.PostgresError as exc:
+        if exc.sqlstate == FENCE_LOST:
+            return False
+        refused = raised_refusal(batch, exc)
+        if refused is not None:
+            raise refused from None
+        raise
+    return True

@@ -123,8 +123,8 @@ async def test_a_database_of_the_single_folder_scheme_is_upgraded_in_place(empty
 async def test_an_old_scheme_naming_a_file_no_package_holds_is_left_alone(empty_db):
     async with connected(empty_db) as conn:
         await old_scheme(conn, set())
-        await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (5, '0005_from_elsewhere.sql')")
-        with pytest.raises(MigrationError, match="0005_from_elsewhere.sql"):
+        await conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, '0099_from_elsewhere.sql')")
+        with pytest.raises(MigrationError, match="0099_from_elsewhere.sql"):
             await migrate(conn, SCHEMA)
         assert await conn.fetchval("SELECT count(*) FROM schema_migrations") == len(available(SCHEMA)) + 1
         assert not await conn.fetchval("SELECT count(*) FROM pg_attribute"  # still keyed by version alone

@@ -63,7 +63,8 @@ async def test_hold_and_settle_in_one_batch(ledger, table):
     assert (await ledger.balance(A)).posted == 9600
 
 
-async def test_every_refusal_writes_nothing(ledger, table):
+async def refusal_cases(ledger) -> list[tuple[list, str]]:
+    """Each way an operation is refused, on the ``table`` fixture's accounts: (ops, code)."""
     eur = accounts.wallet("eve", "EUR")
     await ledger.open_account(eur)
     pts_pool, pts_anna = accounts.points_pool("cup"), accounts.points("cup", "anna")
@@ -73,7 +74,7 @@ async def test_every_refusal_writes_nothing(ledger, table):
     await ledger.apply([Transfer("g1", pts_pool, pts_anna, 200, "points_grant"),
                         Hold("h1", A, BANK, 1000, "bet", "s1"), Hold("h2", A, BANK, 1000, "bet", "s1"),
                         Void("v2", "h2", "push")])
-    cases = [
+    return [
         ([Transfer("x", A, BANK, 0, "bet")], "invalid_amount"),
         ([Hold("x", A, BANK, -1, "bet")], "invalid_amount"),
         ([Post("x", "h1", 0)], "invalid_amount"),
@@ -100,6 +101,10 @@ async def test_every_refusal_writes_nothing(ledger, table):
         ([Transfer("ok", A, BANK, 10, "bet"), Transfer("bad", B, BANK, 10001, "bet")], "insufficient_funds"),
         ([Post("ok", "h1"), Transfer("bad", A, eur, 1, "bet")], "currency_mismatch"),
     ]
+
+
+async def test_every_refusal_writes_nothing(ledger, table):
+    cases = await refusal_cases(ledger)
     for ops, code in cases:
         await refused(ledger, code, ledger.apply(ops))
     await refused(ledger, "invalid_account", ledger.open_account("purse:anna:CHF"))
