@@ -12,10 +12,11 @@ take him past his limit:
   the bet's ref): a player who is up may stake more before he reaches his loss limit.
 
 A new bet counts whole against both. Each bet is judged by when it was placed, its
-settlement with it. Which of a batch's players have limits comes with the batch's replay
-check (``store.answered``: the same round trip); only they cost a query (one per batch with
-their bets), and their commits are serialized per player (an advisory lock), so two tables
-cannot both let a last bet through.
+settlement with it. A batch's statement finds whether any of its players has limits (then it
+writes nothing, and the batch runs again with the replay check, ``store.answered``, which
+names them: ``server.runtime``); only they cost a query (one per batch with their bets), and
+their commits are serialized per player (an advisory lock), so two tables cannot both let a
+last bet through.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ SELECT w.period,
 async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) -> None:
     """Inside the commit's transaction, before its holds: refuse the batch (GameError) if a
     bet in it takes its player past one of his stake or loss limits. ``limited``: the
-    batch's players who have limits (read with the batch's replay check, no round trip of
-    its own); the others cost nothing."""
+    batch's players who have limits (read with the batch's replay check); the others cost
+    nothing."""
     bets = [(ev.player, ev.amount) for ev in events
             if isinstance(ev, WagerPlaced) and ev.amount > 0 and ev.player in limited and not is_floor(ev.player)]
     if not bets:

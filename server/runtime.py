@@ -1,13 +1,23 @@
 """Table runtime: each table has exactly one owner task that applies its commands in order.
 
 Per batch of queued commands: the engine handles each (a GameError rejects that one and
-changes nothing), then ONE PostgreSQL transaction writes the ledger ops, the events with
-their seq, the commands applied (and, at a snapshot, the engine state: ``SNAPSHOT_BATCHES``;
-a start replays the log on the snapshot, ``restore``) and the accepted command ids; only after the commit are the
-commands acknowledged and the events broadcast on the table's channel, all of the batch's
-events in one ``events`` message encoded once (one frame per subscriber per batch). If the ledger
-refuses the batch (insufficient funds...), the engine is rebuilt from the committed state
-and the commands are retried one by one, so one player's refusal never costs another's.
+changes nothing), then ONE PostgreSQL statement, its own transaction, writes the ledger ops,
+the events with their seq, the commands applied (and, at a snapshot, the engine state:
+``SNAPSHOT_BATCHES``; a start replays the log on the snapshot, ``restore``) and the accepted
+command ids: one round trip a batch (``store.record_batch``; a batch with accounts to open,
+a player's play limits or a console action to audit wraps it in a transaction with those).
+Only after the commit are the commands acknowledged and the events broadcast on the table's
+channel, all of the batch's events in one ``events`` message encoded once (one frame per
+subscriber per batch). If the ledger refuses the batch (insufficient funds...), the engine
+is rebuilt from the committed state and the commands are retried one by one, so one
+player's refusal never costs another's.
+
+A command id answered before at the table (a client's retry) is answered again, never
+applied twice. The batch's statement checks that itself: if one of its commands, or one
+the engine refused, was answered before, or one of its players has play limits, it writes
+nothing and the batch runs again with the replay check first (``store.answered``), the way
+every batch once did (``_process``). So a refusal is held back until it is known not to
+answer a retry of an accepted command (the engine would refuse a withdrawal sent again).
 
 The committed state is a second engine, ``committed_engine``, that a committed batch's
 commands are applied to again (the engines are deterministic: a restart relies on it too).
@@ -16,7 +26,7 @@ and was an eighth of the server's CPU on the bet path (issue 14); applying a bat
 grows only with the batch. Views and a rollback read it; it is never handed out to mutate.
 
 Ownership is a lease row in ``table_owners``; every commit renews it in the same
-transaction and fails if another process took the table over (fencing).
+statement and writes nothing if another process took the table over (fencing).
 """
 
 from __future__ import annotations
@@ -137,6 +147,11 @@ class TableRuntime:
         self._timer_key: str | None = None
         self._timer_due: tuple[str, float] | None = None  # (its command, loop time): the pages' countdown
         self.limited: set[str] = set()  # the batch's players with stake or loss limits (server.play_limits)
+        # Players found with limits here: their batches take the replay check first (_process).
+        self.known_limited: set[str] = set()
+        # A batch sent unchecked holds back its refusals until it is known that none of them
+        # answers a retry of an accepted command (_process): (item, code, message).
+        self._held: list[tuple[Item, str, str]] | None = None
         self.stopped = False
         self._busy = False  # a batch is being applied and committed
         self._batch: list[Item] = []
@@ -287,6 +302,9 @@ class TableRuntime:
         return fut
 
     def _reject(self, item: Item, code: str, message: str) -> None:
+        if self._held is not None and not item.system:
+            self._held.append((item, code, message))
+            return
         metrics.refused(code)
         msg = Rejected(item.cid, code, message, self.info.id)
         if item.system:
@@ -328,24 +346,61 @@ class TableRuntime:
             self._arm_timer()
 
     async def _process(self, batch: list[Item]) -> None:
-        # One pooled connection for the whole batch: the replay check and the commit
-        # (each acquire/release costs a reset round trip; issue 7's profile).
+        # One pooled connection for the whole batch (each acquire/release costs a reset round
+        # trip; issue 7's profile).
         async with self.ctx.pool.acquire() as conn:
-            users = [it.who.id for it in batch if not it.system]
-            self.limited = set()
-            if users:
-                cids = [it.cid for it in batch if not it.system]
-                done, self.limited = await store.answered(conn, self.info.id, users, cids, self.info.currency)
-                if done:
-                    rest = []
-                    for it in batch:
-                        stored = None if it.system else done.get((it.who.id, it.cid))
-                        if stored is None:
-                            rest.append(it)
-                        elif it.future is not None and not it.future.done():
-                            it.future.set_result(_accepted_decoder.decode(stored))
-                    batch = rest
-            await self._apply(batch, conn)
+            users = {it.who.id for it in batch if not it.system}
+            if users and not users & self.known_limited:
+                # Most batches: no replay check first. The batch's statement itself finds a
+                # command answered before or a player with limits, and then writes nothing
+                # (issue 14: one round trip a batch, not two). Its refusals wait for the check.
+                self.limited, self._held = set(), []
+                try:
+                    await self._apply(batch, conn)
+                except store.Unchecked:
+                    self._rollback()
+                else:
+                    await self._answer_held(conn)
+                    return
+                finally:
+                    self._held = None
+            await self._checked(batch, conn)
+
+    async def _checked(self, batch: list[Item], conn: Any) -> None:
+        """The batch with the replay check first: a command answered before at this table
+        (a client's retry) is answered again and not applied; and which of the players have
+        stake or loss limits (checked in the commit's transaction)."""
+        self.limited = set()
+        users = [it.who.id for it in batch if not it.system]
+        if users:
+            cids = [it.cid for it in batch if not it.system]
+            done, self.limited = await store.answered(conn, self.info.id, users, cids, self.info.currency)
+            self.known_limited |= self.limited
+            if done:
+                rest = []
+                for it in batch:
+                    stored = None if it.system else done.get((it.who.id, it.cid))
+                    if stored is None:
+                        rest.append(it)
+                    elif it.future is not None and not it.future.done():
+                        it.future.set_result(_accepted_decoder.decode(stored))
+                batch = rest
+        await self._apply(batch, conn)
+
+    async def _answer_held(self, conn: Any) -> None:
+        """The refusals an unchecked batch held back: each is sent, unless its command id was
+        accepted here before (a retry), which gets that answer again."""
+        held, self._held = self._held or [], None
+        if not held:
+            return
+        done, _ = await store.answered(conn, self.info.id, [it.who.id for it, _, _ in held],
+                                       [it.cid for it, _, _ in held])
+        for it, code, message in held:
+            stored = done.get((it.who.id, it.cid))
+            if stored is None:
+                self._reject(it, code, message)
+            elif it.future is not None and not it.future.done():
+                it.future.set_result(_accepted_decoder.decode(stored))
 
     async def _apply(self, items: list[Item], conn: Any) -> None:
         staged: list[Staged] = []
@@ -386,9 +441,13 @@ class TableRuntime:
                         staged[-1] = last._replace(events=last.events + joined, rounds=last.rounds + [
                             last.rounds[-1] if last.rounds else ""] * len(joined))
                     done = await self._commit(staged, conn)
-        except LostOwnership:
+        except (LostOwnership, store.Unchecked):
             raise
         except Exception as exc:
+            if self._held is not None:
+                # Unchecked: the whole batch again the checked way, one command at a time if
+                # it fails again (a refusal here might answer a retry).
+                raise store.Unchecked("failed") from exc
             # Nothing was written: the ledger refused (e.g. insufficient funds, a GameError) or
             # the commit failed. Each command is tried again alone, so one player's refusal or
             # one bad console command never costs the others in the batch theirs.
@@ -408,6 +467,10 @@ class TableRuntime:
         # Committed (and the lease renewed with it): only now, after the outermost transaction
         # (a companion's encloses the batch's), does the table move on.
         self._move_on(staged, done)
+        if self._held:  # the statement found none of them answered before: each is sent
+            held, self._held = self._held, None
+            for it, code, message in held:
+                self._reject(it, code, message)
         # Per batch: two observes; per command: a counter increment and an observe, children
         # held by self.metrics (no label lookups).
         now = self.leased_at = time.monotonic()
@@ -499,6 +562,9 @@ class TableRuntime:
                 conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, refs,
                 logged, n, state, keep, ops,
+                unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
+                    (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
+                    (it.who.id, it.cid) for it, _, _ in self._held]),
             )
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)

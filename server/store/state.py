@@ -24,6 +24,20 @@ from games.ledger.store import apply_args, raised_refusal
 
 # ``table_batch_fenced`` (migration 0117): another process owns the table.
 FENCE_LOST = "TF001"
+# ``table_batch_unchecked`` (0117): an unchecked batch holds a retry or a player with limits.
+REPLAYED, LIMITED = "RP001", "LM001"
+
+
+class Unanswered(NamedTuple):
+    """What a batch sent without the replay check first asks its statement to check."""
+
+    currency: str  # the table's: play limits in it
+    commands: list[tuple[str, str]]  # (user, command id) of every player's command in the batch
+
+
+class Unchecked(Exception):
+    """A batch sent without the replay check needs it: a command of it was answered before
+    (``REPLAYED``) or a player of it has play limits (``LIMITED``). Nothing was written."""
 
 
 class Snapshot(NamedTuple):
@@ -114,13 +128,24 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 
 
 # The whole batch in one statement, with no BEGIN and COMMIT of its own (issue 14: four round
-# trips were most of a batch's commit time): the ledger's operations (``ledger_apply_or_raise``,
-# migration 0005, raises a refusal), the fence (renew the lease only if this process still
-# owns the table; ``table_batch_fenced``, migration 0117, raises when it does not), events,
-# who played, the accepted command ids and the commands; then seq, round and open refs (and at
-# a snapshot the state). Anything raised stops the whole statement: nothing is written.
+# trips were most of a batch's commit time): unless it was checked before, that none of its
+# commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
+# and none of its players has play limits (``$35``, the table's currency, when unchecked:
+# ``table_batch_unchecked``, migration 0117, raises otherwise); the
+# ledger's operations (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence
+# (renew the lease only if this process still owns the table; ``table_batch_fenced``, 0117,
+# raises when it does not), events, who played, the accepted command ids and the commands;
+# then seq, round and open refs (and at a snapshot the state). Anything raised stops the whole
+# statement: nothing is written. (What the statement reads sees none of its own writes.)
 _BATCH = """
-WITH applied AS MATERIALIZED (
+WITH unchecked AS MATERIALIZED (
+    SELECT table_batch_unchecked(
+        $35::text IS NOT NULL AND EXISTS (
+            SELECT 1 FROM command_results c, unnest($36::text[], $37::text[]) AS u(user_id, cid)
+            WHERE c.user_id = u.user_id AND c.table_id = $1 AND c.cid = u.cid),
+        $35::text IS NOT NULL AND EXISTS (
+            SELECT 1 FROM play_limits l WHERE l.user_id = ANY($36::text[]) AND l.currency = $35)) AS n
+), applied AS MATERIALIZED (
     SELECT ledger_apply_or_raise($23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[],
                                  $28::text[], $29::text[], $30::text[], $31::int[], $32::int[],
                                  $33::boolean[], $34::text[]) AS n
@@ -154,10 +179,10 @@ _REFS = """open_refs = coalesce($16::text[], open_refs),
     refs_after = CASE WHEN $16::text[] IS NULL THEN refs_after ELSE (SELECT coalesce(
         pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied) END"""
 
-# Both sub-statements that must run are named here: the fence (it raises when lost) and the
-# ledger (a SELECT in WITH runs only as far as something reads it).
+# The sub-statements that must run are named here (a SELECT in WITH runs only as far as
+# something reads it): the checks, the fence (both raise) and the ledger.
 _FENCED = """
-SELECT table_batch_fenced((SELECT count(*) FROM fence)) + (SELECT n FROM applied)
+SELECT (SELECT n FROM unchecked) + table_batch_fenced((SELECT count(*) FROM fence)) + (SELECT n FROM applied)
 """
 
 # Most batches: seq and round follow (and the open refs where given).
@@ -169,12 +194,12 @@ _RECORD_BATCH = _BATCH + """, state AS (
 # A snapshot: the state after the batch (a restart replays only the commands after it); one
 # a round opens with is kept for disputes.
 _RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $35, state_seq = $4,
-                           state_command = $36, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $38, state_seq = $4,
+                           state_command = $39, updated_at = now()
     WHERE table_id = $1
 ), kept AS (
     INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
-    SELECT $1, $4, $36, $35 WHERE $37 ON CONFLICT DO NOTHING
+    SELECT $1, $4, $39, $38 WHERE $40 ON CONFLICT DO NOTHING
 )""" + _FENCED
 
 # (table, seq, round, event kind, actor, event as JSON)
@@ -189,7 +214,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
                        round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
                        results: Sequence[ResultRow], open_refs: list[str] | None, commands: Sequence[CommandRow],
                        last_command: int, snapshot: bytes | None, keep: bool = False,
-                       ops: Iterable[Op] = ()) -> bool:
+                       ops: Iterable[Op] = (), unchecked: Unanswered | None = None) -> bool:
     """Commit a batch in one statement, one round trip, all or nothing (on its own it is a
     transaction; inside the caller's, a part of it): the ledger's ``ops``, in order; renew
     ``owner``'s lease on the table, append ``events``, the ``(player, round)`` pairs who
@@ -199,7 +224,10 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     count as in play); and with ``snapshot`` the state after the batch (taken at ``seq`` and
     command ``last_command``, the table's command counter), also kept for disputes with
     ``keep``. Raises the ledger's refusal (a LedgerError) when it refuses an operation;
-    False if ``owner`` no longer holds the table (fencing). Either way nothing was written."""
+    False if ``owner`` no longer holds the table (fencing). With ``unchecked``, a batch sent
+    without the replay check (``commands.answered``) first: raises Unchecked if one of its
+    commands was answered before or one of their users has play limits in the table's
+    currency. Whatever it raises or returns False, nothing was written."""
     batch, ledger_args = apply_args(ops)
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)
@@ -210,7 +238,9 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
         open_refs,
     )
     logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
-    args = (*head, *logged, *ledger_args)
+    check = (unchecked.currency, [u for u, _ in unchecked.commands], [c for _, c in unchecked.commands]) \
+        if unchecked is not None else (None, [], [])
+    args = (*head, *logged, *ledger_args, *check)
     try:
         if snapshot is not None:
             await conn.fetchval(_RECORD_SNAPSHOT, *args, snapshot, last_command, keep)
@@ -219,6 +249,8 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     except asyncpg.PostgresError as exc:
         if exc.sqlstate == FENCE_LOST:
             return False
+        if exc.sqlstate in (REPLAYED, LIMITED):
+            raise Unchecked(exc.sqlstate) from None
         refused = raised_refusal(batch, exc)
         if refused is not None:
             raise refused from None

@@ -371,11 +371,11 @@ async def test_a_batch_whose_companions_transaction_fails_to_commit_moves_nothin
     ctx, table, rt = await _spin_open(pool, "rp-outer", 11)
 
     class Breaks(Companion):
-        armed = True
+        armed = 2
 
         async def forward(self, conn: Any, events: list[Any]) -> list[Any]:
-            if self.armed:  # once: fails at the enclosing transaction's COMMIT
-                self.armed = False
+            if self.armed:  # fails at the enclosing transaction's COMMIT: the batch sent
+                self.armed -= 1  # unchecked, then again with the replay check
                 await conn.execute("INSERT INTO probe_child VALUES (1)")
             return []
 

@@ -1,0 +1,133 @@
+"""Most batches go to PostgreSQL without the replay check first (issue 14: one round trip a
+batch): the batch's statement itself finds a command answered before (a client's retry) or
+a player with play limits, writes nothing then, and the table runs the batch again the
+checked way. A refusal waits until it is known that it does not answer a retry of an
+accepted command. On a real PostgreSQL, the runtime in the test's process (``test_replay``'s
+harness)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from games.ledger import accounts
+from roulette import commands as RC
+from server import store
+from server.auth import Principal
+from server.protocol import Accepted, Rejected
+
+from .test_replay import Table, _ctx, _table
+
+ANN, BOB = Principal("ann", "player"), Principal("bob", "player")
+
+
+@pytest.fixture
+async def wheel(pool):
+    ctx = _ctx(pool, 10_000)
+    table = Table(ctx, await _table(ctx, "roulette", "campione", "uc-1"), rng=None)  # type: ignore[arg-type]
+    await table.start()
+    await table.fire()  # the table's clock opens it: bets are taken
+    yield table
+    assert table.rt is not None
+    await table.rt.stop()
+    assert await ctx.ledger.check() == []
+
+
+@pytest.fixture
+def checks(monkeypatch) -> list[int]:
+    """How many replay checks (``store.answered``) ran: a spy, the real check still runs."""
+    calls: list[int] = []
+    real = store.answered
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(len(args[2]))
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(store, "answered", counted)
+    return calls
+
+
+async def send(table: Table, *commands: tuple[Principal, str, Any]) -> list[Any]:
+    """The commands queued together (one batch), their answers."""
+    assert table.rt is not None
+    futures = [table.rt.submit(who, cid, command) for who, cid, command in commands]
+    return list(await asyncio.wait_for(asyncio.gather(*futures), 10))
+
+
+async def pending(table: Table, player: str) -> int:
+    return (await table.ctx.ledger.balance(accounts.wallet(player, "CHF"))).pending
+
+
+def wager_of(table: Table, player: str) -> str:
+    assert table.rt is not None
+    return next(b.wager for b in reversed(table.rt.engine.state.bets) if b.player == player)
+
+
+async def test_a_batch_of_bets_costs_no_replay_check(wheel, checks):
+    answers = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)),
+                         (BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000)))
+    assert [type(a) for a in answers] == [Accepted, Accepted], answers
+    assert checks == []
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 2_000)
+
+
+async def test_a_retry_is_answered_again_and_applied_once(wheel, checks):
+    [first] = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)))
+    # The same command id again, with a newcomer's bet in the same batch: the statement finds
+    # the retry, writes nothing, and the batch runs again with the check.
+    again = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)),
+                       (BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000)))
+    assert again[0] == first and isinstance(again[1], Accepted)
+    assert checks == [2]
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 2_000)
+
+
+async def test_a_retry_the_table_would_refuse_now_still_gets_its_first_answer(wheel, checks):
+    """ann's withdrawal was accepted; her client sends it again (it never saw the answer). The
+    wager is gone, so the engine refuses it now: that refusal must not be what she is told."""
+    await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)))
+    withdraw = RC.WithdrawBet(wager=wager_of(wheel, "ann"))
+    [first] = await send(wheel, (ANN, "a2", withdraw))
+    assert isinstance(first, Accepted) and checks == []
+    # alone in its batch: nothing to commit, the held refusal is checked on its own
+    assert await send(wheel, (ANN, "a2", withdraw)) == [first]
+    assert checks == [1]
+    # beside an accepted bet: the statement finds the retry among the refusals it carries
+    again = await send(wheel, (ANN, "a2", withdraw), (BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000)))
+    assert again[0] == first and isinstance(again[1], Accepted)
+    assert checks == [1, 2]
+    assert wheel.rt is not None and not wheel.rt.rejected  # no refusal was ever sent
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (0, 2_000)
+
+
+async def test_a_refusal_that_is_no_retry_is_sent_once(wheel, checks):
+    answers = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)),
+                         (BOB, "b1", RC.WithdrawBet(wager="nope")),  # the engine refuses it
+                         (BOB, "b2", RC.PlaceBet(spot="noir", amount=2_000)))
+    assert [type(a) for a in answers] == [Accepted, Rejected, Accepted]
+    assert checks == []  # the statement checked the refusal with the bets
+    assert wheel.rt is not None and list(wheel.rt.rejected) == [("bob", "b1")]
+    # refused alone: one check, for it
+    [alone] = await send(wheel, (BOB, "b3", RC.WithdrawBet(wager="nope")))
+    assert isinstance(alone, Rejected) and alone.code == answers[1].code
+    assert checks == [1]
+
+
+async def test_a_player_with_limits_is_checked_and_held_to_them(wheel, checks):
+    async with wheel.ctx.pool.acquire() as conn:
+        await conn.execute("INSERT INTO users (id, password_hash, role, currency) VALUES ('ann', 'x', 'player', 'CHF')")
+        await conn.execute("INSERT INTO play_limits (user_id, currency, kind, period, amount)"
+                           " VALUES ('ann', 'CHF', 'stake', 'daily', 1500)")
+    answers = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)),
+                         (BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000)))
+    assert [type(a) for a in answers] == [Accepted, Accepted]
+    assert checks == [2]  # the statement found her limits: the batch again, checked
+    assert wheel.rt is not None and wheel.rt.known_limited == {"ann"}
+    [over] = await send(wheel, (ANN, "a2", RC.PlaceBet(spot="rouge", amount=1_000)))
+    assert isinstance(over, Rejected) and over.code == "stake_limit"
+    assert checks == [2, 1]  # known now: checked first, no statement wasted
+    [bob] = await send(wheel, (BOB, "b2", RC.PlaceBet(spot="noir", amount=1_000)))
+    assert isinstance(bob, Accepted) and checks == [2, 1]  # the others are not
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 3_000)
