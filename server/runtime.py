@@ -4,8 +4,9 @@ Per batch of queued commands: the engine handles each (a GameError rejects that 
 changes nothing), then ONE PostgreSQL statement, its own transaction, writes the ledger ops,
 the events with their seq, the commands applied (and, at a snapshot, the engine state:
 ``SNAPSHOT_BATCHES``; a start replays the log on the snapshot, ``restore``) and the accepted
-command ids: one round trip a batch (``store.record_batch``; a batch with accounts to open,
-a player's play limits or a console action to audit wraps it in a transaction with those).
+command ids: one round trip a batch (``store.record_batch``; a batch with more to write, a
+companion's, accounts to open, a player's play limits or a console action to audit, runs it
+inside a transaction with those).
 Only after the commit are the commands acknowledged and the events broadcast on the table's
 channel, all of the batch's events in one ``events`` message encoded once (one frame per
 subscriber per batch). If the ledger refuses the batch (insufficient funds...), the engine
@@ -16,8 +17,10 @@ A command id answered before at the table (a client's retry) is answered again, 
 applied twice. The batch's statement checks that itself: if one of its commands, or one
 the engine refused, was answered before, or one of its players has play limits, it writes
 nothing and the batch runs again with the replay check first (``store.answered``), the way
-every batch once did (``_process``). So a refusal is held back until it is known not to
-answer a retry of an accepted command (the engine would refuse a withdrawal sent again).
+every batch once did (``_process``). So a refusal of the batch is held back until it is
+known not to answer a retry of an accepted command (the engine would refuse a withdrawal
+sent again): the statement checks the refused command ids with the others, and a batch that
+commits nothing checks them alone.
 
 The committed state is a second engine, ``committed_engine``, that a committed batch's
 commands are applied to again (the engines are deterministic: a restart relies on it too).
@@ -301,10 +304,18 @@ class TableRuntime:
         self.queue.put_nowait(item)
         return fut
 
-    def _reject(self, item: Item, code: str, message: str) -> None:
-        if self._held is not None and not item.system:
+    def _refused(self, item: Item, code: str, message: str) -> None:
+        """A refusal of the batch being applied: sent, or held while the batch is unchecked
+        (``_process``). (A refusal from ``submit``, in another task meanwhile, is no part of
+        the batch: ``_reject`` sends it at once.)"""
+        if self._held is not None:
             self._held.append((item, code, message))
-            return
+        else:
+            self._reject(item, code, message)
+
+    def _reject(self, item: Item, code: str, message: str) -> None:
+        if item.future is not None and item.future.done():
+            return  # answered already (an accepted command of a batch that failed after): once
         metrics.refused(code)
         msg = Rejected(item.cid, code, message, self.info.id)
         if item.system:
@@ -388,15 +399,17 @@ class TableRuntime:
         await self._apply(batch, conn)
 
     async def _answer_held(self, conn: Any) -> None:
-        """The refusals an unchecked batch held back: each is sent, unless its command id was
-        accepted here before (a retry), which gets that answer again."""
+        """The refusals an unchecked batch held back when it committed nothing: each is sent,
+        unless its command id was accepted here before (a retry), which gets that answer
+        again. (The server's own commands are never retries: their ids are not stored.)"""
         held, self._held = self._held or [], None
-        if not held:
-            return
-        done, _ = await store.answered(conn, self.info.id, [it.who.id for it, _, _ in held],
-                                       [it.cid for it, _, _ in held])
+        players = [it for it, _, _ in held if not it.system]
+        done: dict[tuple[str, str], str] = {}
+        if players:
+            done, _ = await store.answered(conn, self.info.id, [it.who.id for it in players],
+                                           [it.cid for it in players])
         for it, code, message in held:
-            stored = done.get((it.who.id, it.cid))
+            stored = None if it.system else done.get((it.who.id, it.cid))
             if stored is None:
                 self._reject(it, code, message)
             elif it.future is not None and not it.future.done():
@@ -413,13 +426,13 @@ class TableRuntime:
                     command = self.kind.draw(self.engine, it.command)
                     own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
             except GameError as exc:
-                self._reject(it, exc.code, exc.message)
+                self._refused(it, exc.code, exc.message)
                 continue
             except Exception:
                 # An engine bug: back to the committed state, refuse this one, redo the others.
                 log.exception("table %s: engine failed on %r", self.info.id, it.command)
                 self._rollback()
-                self._reject(it, "internal_error", "The table could not apply that; nothing was changed.")
+                self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
                 await self._apply([s.it for s in staged] + items[n + 1:], conn)
                 return
             events = [*it.pre, *own]
@@ -459,10 +472,10 @@ class TableRuntime:
                 for s in staged:
                     await self._apply([s.it], conn)
             elif isinstance(exc, GameError):
-                self._reject(staged[0].it, exc.code, exc.message)
+                self._refused(staged[0].it, exc.code, exc.message)
             else:
                 log.exception("table %s: commit failed", self.info.id)
-                self._reject(staged[0].it, "internal_error", "The table could not record that; nothing was changed.")
+                self._refused(staged[0].it, "internal_error", "The table could not record that; nothing was changed.")
             return
         # Committed (and the lease renewed with it): only now, after the outermost transaction
         # (a companion's encloses the batch's), does the table move on.
@@ -564,7 +577,7 @@ class TableRuntime:
                 logged, n, state, keep, ops,
                 unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
                     (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
-                    (it.who.id, it.cid) for it, _, _ in self._held]),
+                    (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
             )
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)

@@ -24,7 +24,7 @@ from games.ledger.store import apply_args, raised_refusal
 
 # ``table_batch_fenced`` (migration 0117): another process owns the table.
 FENCE_LOST = "TF001"
-# ``table_batch_unchecked`` (0117): an unchecked batch holds a retry or a player with limits.
+# ``table_batch_unchecked`` (0118): an unchecked batch holds a retry or a player with limits.
 REPLAYED, LIMITED = "RP001", "LM001"
 
 
@@ -131,12 +131,13 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 # trips were most of a batch's commit time): unless it was checked before, that none of its
 # commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
 # and none of its players has play limits (``$35``, the table's currency, when unchecked:
-# ``table_batch_unchecked``, migration 0117, raises otherwise); the
-# ledger's operations (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence
-# (renew the lease only if this process still owns the table; ``table_batch_fenced``, 0117,
-# raises when it does not), events, who played, the accepted command ids and the commands;
-# then seq, round and open refs (and at a snapshot the state). Anything raised stops the whole
-# statement: nothing is written. (What the statement reads sees none of its own writes.)
+# ``table_batch_unchecked``, migration 0118, raises otherwise); the ledger's operations
+# (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence (renew the lease
+# only if this process still owns the table; ``table_batch_fenced``, 0117, raises when it
+# does not), events, who played, the accepted command ids and the commands; then seq, round
+# and open refs (and at a snapshot the state). Anything raised stops the whole statement:
+# nothing is written. The plain SQL parts read the statement's snapshot, none of its own
+# writes; the ledger's function reads afresh, after the locks it waits for (READ COMMITTED).
 _BATCH = """
 WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
@@ -180,9 +181,12 @@ _REFS = """open_refs = coalesce($16::text[], open_refs),
         pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied) END"""
 
 # The sub-statements that must run are named here (a SELECT in WITH runs only as far as
-# something reads it): the checks, the fence (both raise) and the ledger.
+# something reads it), in the order they run, each when first read: the checks, the ledger
+# (which may wait for its accounts' locks), and only then the fence, so the lease row is not
+# held locked while the ledger waits (the lease loop renews it too). The other writes run
+# after all three.
 _FENCED = """
-SELECT (SELECT n FROM unchecked) + table_batch_fenced((SELECT count(*) FROM fence)) + (SELECT n FROM applied)
+SELECT (SELECT n FROM unchecked) + (SELECT n FROM applied) + table_batch_fenced((SELECT count(*) FROM fence))
 """
 
 # Most batches: seq and round follow (and the open refs where given).

@@ -5,6 +5,9 @@ lease is lost, none of it, the ledger's part included."""
 
 from __future__ import annotations
 
+import asyncio
+
+import asyncpg
 import pytest
 
 from games.errors import GameError
@@ -114,3 +117,24 @@ async def test_inside_a_callers_transaction_it_is_a_part_of_it(pool, table):
                 raise RuntimeError("a later step failed")
         assert await written(conn) == before
         assert await ledger_rows(conn) == money
+
+
+async def test_the_lease_row_is_not_held_while_the_ledger_waits(pool, table):
+    """The ledger runs before the fence: a batch waiting for a wallet's lock does not hold
+    its table's lease row meanwhile (the lease loop renews every lease of the process in one
+    statement, which would wait behind it)."""
+    async with pool.acquire() as holder, pool.acquire() as conn, pool.acquire() as renewer:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", ANNA)
+        batch = asyncio.create_task(bet(conn, 2500))
+        while not await holder.fetchval(  # noqa: ASYNC110 (polls PostgreSQL's state)
+                "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", conn.get_server_pid()):
+            await asyncio.sleep(0.01)
+        try:
+            await renewer.execute("SELECT 1 FROM table_owners WHERE table_id = 'r1' FOR UPDATE NOWAIT")
+        except asyncpg.LockNotAvailableError:
+            raise AssertionError("the lease row is locked while the ledger waits") from None
+        finally:
+            await tr.rollback()
+        assert await batch

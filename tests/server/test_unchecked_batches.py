@@ -16,6 +16,7 @@ from games.ledger import accounts
 from roulette import commands as RC
 from server import store
 from server.auth import Principal
+from server.metrics import REFUSALS
 from server.protocol import Accepted, Rejected
 
 from .test_replay import Table, _ctx, _table
@@ -131,3 +132,38 @@ async def test_a_player_with_limits_is_checked_and_held_to_them(wheel, checks):
     [bob] = await send(wheel, (BOB, "b2", RC.PlaceBet(spot="noir", amount=1_000)))
     assert isinstance(bob, Accepted) and checks == [2, 1]  # the others are not
     assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 3_000)
+
+
+async def test_a_refusal_at_the_door_is_sent_at_once_while_a_batch_is_under_way(wheel):
+    """A command refused before it is queued (a player may not launch the ball) belongs to
+    no batch: it is answered at once, even while an unchecked batch waits in PostgreSQL."""
+    assert wheel.rt is not None
+    async with wheel.ctx.pool.acquire() as holder:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
+        bet = wheel.rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+        while not wheel.rt._busy:  # noqa: ASYNC110 (the table took the batch)
+            await asyncio.sleep(0.01)
+        refused = await asyncio.wait_for(wheel.rt.submit(BOB, "b1", RC.LaunchBall()), 5)
+        assert isinstance(refused, Rejected) and not bet.done()
+        await tr.rollback()
+    assert isinstance(await asyncio.wait_for(bet, 10), Accepted)
+
+
+async def test_the_servers_own_refusal_in_a_batch_run_again_is_sent_and_counted_once(wheel, checks):
+    """The table's clock fires twice in one batch (the second is refused) beside a player's
+    retry: the batch runs again, checked, and the refusal is sent once, counted once."""
+    assert wheel.rt is not None
+    [first] = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)))
+    fire, again = wheel._timer(), wheel._timer()
+    assert fire is not None and again is not None and fire.future is not None and again.future is not None
+    code_before = {s.labels["code"]: s.value for s in REFUSALS.collect()[0].samples if s.name.endswith("_total")}
+    wheel.rt.queue.put_nowait(fire)
+    wheel.rt.queue.put_nowait(again)
+    retry = wheel.rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+    answers = await asyncio.wait_for(asyncio.gather(fire.future, again.future, retry), 10)
+    assert isinstance(answers[0], Accepted) and isinstance(answers[1], Rejected) and answers[2] == first
+    assert checks == [1]  # the retry made the batch run again, checked
+    code_after = {s.labels["code"]: s.value for s in REFUSALS.collect()[0].samples if s.name.endswith("_total")}
+    assert code_after.get(answers[1].code, 0) - code_before.get(answers[1].code, 0) == 1

@@ -7,8 +7,9 @@
 -- SQLSTATE LR001: the refusal's row (0003's columns) as JSON in DETAIL, read back into the
 -- same LedgerError that Ledger.apply gives (games/ledger/store.py). A lost race ('retry':
 -- a concurrent batch committed one of our ids, or a hold, first) is asked again here: each
--- call reads afresh (READ COMMITTED) and the winner has committed. Twelve lost races in a
--- row give ledger_busy, as Ledger.apply does.
+-- call reads afresh and the winner has committed (READ COMMITTED, the default and the
+-- server's; one snapshot for the whole transaction would give the same answer each time).
+-- Twelve lost races in a row give ledger_busy, as Ledger.apply does.
 -- Returns how many operations were applied (0 for none: the call costs nothing then).
 CREATE FUNCTION ledger_apply_or_raise(
     p_kind text[], p_id text[], p_debit text[], p_credit text[], p_amount bigint[],
