@@ -39,11 +39,19 @@ ACK_SECONDS = Histogram("casino_ack_latency_seconds", "From a command's arrival 
                         "acknowledgement after the commit (queue wait, engine, commit), by game kind",
                         ["game"], buckets=(.001, .0025, .005, .01, .02, .05, .1, .2, .5, 1, 2.5, 5))
 COMMIT_SECONDS = Histogram("casino_commit_seconds", "Writing one batch: its rows built, the ledger "
-                           "applied and the PostgreSQL transaction committed, by game kind",
+                           "applied and its statement committed, by game kind (a statement that wrote "
+                           "nothing and sent the batch back to the replay check not counted: "
+                           "casino_batches_rechecked)",
                            ["game"], buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
 BATCH_COMMANDS = Histogram("casino_batch_commands", "Commands committed in one transaction (group commit, "
                            "the table's automatic ones included), by game kind",
                            ["game"], buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
+RECHECKED = Counter("casino_batches_rechecked", "Batches sent without the replay check whose statement "
+                    "wrote nothing and sent them back to be run again with it, by why: replayed (a command "
+                    "id answered before: a client's retry), limited (a player with play limits), failed "
+                    "(the commit failed: a ledger refusal, a deadlock, ...)", ["why"])
+for _why in ("replayed", "limited", "failed"):
+    RECHECKED.labels(_why)
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)
@@ -59,6 +67,10 @@ def refused(code: str) -> None:
     if child is None:
         child = _refusals[code] = REFUSALS.labels(code)
     child.inc()
+
+
+def rechecked(why: str) -> None:
+    RECHECKED.labels(why).inc()
 
 
 def ws_closed(code: int) -> None:

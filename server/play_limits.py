@@ -14,7 +14,8 @@ take him past his limit:
 A new bet counts whole against both. Each bet is judged by when it was placed, its
 settlement with it. A batch's statement finds whether any of its players has limits (then it
 writes nothing, and the batch runs again with the replay check, ``store.answered``, which
-names them: ``server.runtime``); only they cost a query (one per batch with their bets), and
+names them: ``server.runtime``, which then checks first every batch that holds one of them,
+its other players' commands included); only they cost a query (one per batch with their bets), and
 their commits are serialized per player (an advisory lock), so two tables cannot both let a
 last bet through.
 """

@@ -10,8 +10,12 @@ inside a transaction with those).
 Only after the commit are the commands acknowledged and the events broadcast on the table's
 channel, all of the batch's events in one ``events`` message encoded once (one frame per
 subscriber per batch). If the ledger refuses the batch (insufficient funds...), the engine
-is rebuilt from the committed state and the commands are retried one by one, so one
-player's refusal never costs another's.
+is rebuilt from the committed state and the batch is tried again (after the replay check,
+below), then one command at a time, so one player's refusal never costs another's. Should
+the connection fail under the statement, whether it was committed is unknown: the batch's
+commands are answered ``outcome_unknown`` (sent again with the same cid, each is applied at
+most once) and the table stops here, to be read again from the database once its lease is
+handed back.
 
 A command id answered before at the table (a client's retry) is answered again, never
 applied twice. The batch's statement checks that itself: if one of its commands, or one
@@ -42,6 +46,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
+import asyncpg
 import msgspec
 
 from games.errors import GameError
@@ -71,6 +76,7 @@ REJECT_MEMORY = 10_000
 # CASINO_SNAPSHOT_BATCHES (Settings.snapshot_batches) overrides it (tests force long logs).
 SNAPSHOT_BATCHES = 64
 STOP_WAIT_SECONDS = 10.0  # a stopping table waits this long for its batch under way
+UNKNOWN = "The table stopped while recording this: send it again with the same cid (applied at most once)."
 _accepted_decoder = msgspec.json.Decoder(Accepted)
 
 
@@ -80,6 +86,23 @@ def channel_of(table_id: str) -> str:
 
 class LostOwnership(Exception):
     pass
+
+
+class OutcomeUnknown(Exception):
+    """The connection failed under a batch's statement: it may have been committed or not."""
+
+
+def outcome_unknown(exc: BaseException) -> bool:
+    """Whether a failed commit may have been written all the same: the connection failed or
+    ended under it (a FATAL, such as a terminated backend, can follow a commit). PostgreSQL's
+    other errors, ours raised in the statement among them, roll the statement back; a value
+    asyncpg could not encode (an InterfaceError that is a ValueError) never left the process."""
+    if isinstance(exc, asyncpg.PostgresError):
+        return isinstance(exc, asyncpg.PostgresConnectionError) or getattr(exc, "severity_en", None) in (
+            "FATAL", "PANIC") or getattr(exc, "severity", None) in ("FATAL", "PANIC")
+    if isinstance(exc, asyncpg.InterfaceError):
+        return not isinstance(exc, ValueError)
+    return isinstance(exc, (OSError, TimeoutError))
 
 
 class ReplayRefused(Exception):
@@ -255,12 +278,11 @@ class TableRuntime:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self.task
-        if self._busy:  # a batch cut off after STOP_WAIT_SECONDS: its commit may have happened
-            for it in self._batch:
-                if it.future is not None and not it.future.done():
-                    it.future.set_result(Rejected(it.cid, "outcome_unknown", "The table stopped while recording "
-                                                  "this: send it again with the same cid (applied at most once).",
-                                                  self.info.id))
+        # A batch cut off (after STOP_WAIT_SECONDS): its commit may have happened. (Those of a
+        # batch that ended are all answered already.)
+        for it in self._batch:
+            if it.future is not None and not it.future.done():
+                it.future.set_result(Rejected(it.cid, "outcome_unknown", UNKNOWN, self.info.id))
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
 
@@ -331,6 +353,9 @@ class TableRuntime:
     async def _run(self) -> None:
         while True:
             item = await self.queue.get()
+            if self.stopped:  # stopping: no batch is begun any more (``stop`` answers the rest)
+                self.queue.put_nowait(item)
+                return
             batch = [item]
             while len(batch) < BATCH and not self.queue.empty():
                 batch.append(self.queue.get_nowait())
@@ -341,10 +366,16 @@ class TableRuntime:
                 await self._process(batch)
             except LostOwnership:
                 log.warning("table %s: another process owns it now; stopping here", self.info.id)
-                for it in batch:
-                    self._reject(it, "table_unavailable", "The table moved to another server; reconnect.")
-                self.stopped = True
-                self.ctx.manager.lost(self.info.id)
+                self._give_up(batch, "table_unavailable", "The table moved to another server; reconnect.")
+                return
+            except OutcomeUnknown:
+                # Committed or not, the table's state here may not be the database's: it is
+                # read again from there, here or in another process, once the lease is free.
+                log.exception("table %s: the connection failed under a batch's statement; the table restarts "
+                              "from the database", self.info.id)
+                self._give_up(batch, "outcome_unknown", UNKNOWN)
+                with contextlib.suppress(Exception):
+                    await store.hand_back(self.ctx.pool, self.ctx.settings.owner_id, self.info.id)
                 return
             except Exception:  # never let one bad batch kill the table
                 log.exception("table %s: batch failed", self.info.id)
@@ -355,6 +386,16 @@ class TableRuntime:
                 self._busy = False
                 self._idle.set()
             self._arm_timer()
+
+    def _give_up(self, batch: list[Item], code: str, message: str) -> None:
+        """The table stops here at once: the batch's unanswered commands get ``code``, those
+        queued behind it ``table_unavailable`` (nothing of theirs was written)."""
+        self.stopped = True
+        for it in batch:
+            self._reject(it, code, message)
+        while not self.queue.empty():
+            self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
+        self.ctx.manager.lost(self.info.id)
 
     async def _process(self, batch: list[Item]) -> None:
         # One pooled connection for the whole batch (each acquire/release costs a reset round
@@ -368,8 +409,9 @@ class TableRuntime:
                 self.limited, self._held = set(), []
                 try:
                     await self._apply(batch, conn)
-                except store.Unchecked:
+                except store.Unchecked as why:
                     self._rollback()
+                    metrics.rechecked(str(why))
                 else:
                     await self._answer_held(conn)
                     return
@@ -454,12 +496,17 @@ class TableRuntime:
                         staged[-1] = last._replace(events=last.events + joined, rounds=last.rounds + [
                             last.rounds[-1] if last.rounds else ""] * len(joined))
                     done = await self._commit(staged, conn)
-        except (LostOwnership, store.Unchecked):
+        except (LostOwnership, store.Unchecked, OutcomeUnknown):
             raise
         except Exception as exc:
+            if outcome_unknown(exc):
+                raise OutcomeUnknown(self.info.id) from exc
             if self._held is not None:
                 # Unchecked: the whole batch again the checked way, one command at a time if
                 # it fails again (a refusal here might answer a retry).
+                if not isinstance(exc, GameError):
+                    log.warning("table %s: a batch of %d commands could not be committed (%s: %s); "
+                                "again with the replay check", self.info.id, len(staged), type(exc).__name__, exc)
                 raise store.Unchecked("failed") from exc
             # Nothing was written: the ledger refused (e.g. insufficient funds, a GameError) or
             # the commit failed. Each command is tried again alone, so one player's refusal or

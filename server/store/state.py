@@ -254,7 +254,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
         if exc.sqlstate == FENCE_LOST:
             return False
         if exc.sqlstate in (REPLAYED, LIMITED):
-            raise Unchecked(exc.sqlstate) from None
+            raise Unchecked("replayed" if exc.sqlstate == REPLAYED else "limited") from None
         refused = raised_refusal(batch, exc)
         if refused is not None:
             raise refused from None

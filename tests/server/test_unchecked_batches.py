@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import asyncpg
 import pytest
 
 from games.ledger import accounts
@@ -18,6 +19,7 @@ from server import store
 from server.auth import Principal
 from server.metrics import REFUSALS
 from server.protocol import Accepted, Rejected
+from server.runtime import outcome_unknown
 
 from .test_replay import Table, _ctx, _table
 
@@ -167,3 +169,80 @@ async def test_the_servers_own_refusal_in_a_batch_run_again_is_sent_and_counted_
     assert checks == [1]  # the retry made the batch run again, checked
     code_after = {s.labels["code"]: s.value for s in REFUSALS.collect()[0].samples if s.name.endswith("_total")}
     assert code_after.get(answers[1].code, 0) - code_before.get(answers[1].code, 0) == 1
+
+
+async def test_a_stopping_table_begins_no_new_batch_and_answers_every_command(wheel):
+    """stop() while a batch waits in PostgreSQL and more commands are queued: the batch ends
+    and is answered, the queued ones are refused (nothing of theirs written), none hangs."""
+    rt = wheel.rt
+    assert rt is not None
+    async with wheel.ctx.pool.acquire() as holder:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
+        first = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+        while not rt._busy:  # noqa: ASYNC110 (the table took the batch)
+            await asyncio.sleep(0.01)
+        queued = rt.submit(BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000))
+        stopping = asyncio.create_task(rt.stop())
+        await asyncio.sleep(0.05)
+        await tr.rollback()  # the batch goes on: committed and answered before the table stops
+    await asyncio.wait_for(stopping, 10)
+    assert isinstance(await asyncio.wait_for(first, 1), Accepted)
+    refused = await asyncio.wait_for(queued, 1)
+    assert isinstance(refused, Rejected) and refused.code == "table_unavailable"
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 0)
+
+
+async def test_a_connection_lost_under_the_statement_answers_outcome_unknown_and_hands_the_table_back(
+        wheel, monkeypatch):
+    """The statement committed, then the connection failed before its answer came back: the
+    table cannot know. The bet is answered outcome_unknown, the table stops here and hands
+    its lease back, and the table read again from the database has the bet, once: the same
+    cid sent again gets it accepted, not placed twice."""
+    rt = wheel.rt
+    assert rt is not None
+    real = store.record_batch
+    lost: list[str] = []
+    wheel.ctx.manager.lost = lost.append
+
+    async def committed_then_cut(*args: Any, **kwargs: Any) -> bool:
+        await real(*args, **kwargs)
+        raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")
+
+    monkeypatch.setattr(store, "record_batch", committed_then_cut)
+    bet = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+    answer = await asyncio.wait_for(bet, 10)
+    assert isinstance(answer, Rejected) and answer.code == "outcome_unknown"
+    assert rt.stopped and lost == ["uc-1"]
+    assert await wheel.ctx.pool.fetchval("SELECT lease_until <= now() FROM table_owners WHERE table_id = 'uc-1'")
+    monkeypatch.setattr(store, "record_batch", real)
+    assert await store.take_lease(wheel.ctx.pool, "uc-1", wheel.ctx.settings.owner_id, 3600)
+    await wheel.start()  # (what the lease loop does): read again from the database
+    assert wheel.rt is not rt
+    again = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)))
+    assert isinstance(again[0], Accepted)
+    # placed once (and given back once: the restart voids the cut-off spin's bets)
+    holds = await wheel.ctx.pool.fetchval("SELECT count(*) FROM ledger_transfers WHERE op = 'hold' AND debit = $1",
+                                          accounts.wallet("ann", "CHF"))
+    assert holds == 1
+
+
+def _fatal() -> asyncpg.AdminShutdownError:
+    exc = asyncpg.AdminShutdownError("terminating connection due to administrator command")
+    exc.severity = "FATAL"  # (as the server sends it)
+    return exc
+
+
+@pytest.mark.parametrize(("exc", "unknown"), [
+    (asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"), True),
+    (asyncpg.InterfaceError("cannot perform operation: connection is closed"), True),
+    (ConnectionResetError(), True),
+    (TimeoutError(), True),
+    (_fatal(), True),  # a terminated backend: it may follow the commit
+    (asyncpg.UniqueViolationError("duplicate key"), False),  # the server's own error: rolled back
+    (asyncpg.DeadlockDetectedError("deadlock detected"), False),
+    (RuntimeError("a bug before the statement"), False),
+], ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v))
+def test_which_failures_leave_a_commit_unknown(exc, unknown):
+    assert outcome_unknown(exc) is unknown
