@@ -43,7 +43,7 @@ COMMIT_SECONDS = Histogram("casino_commit_seconds", "Writing one batch: its rows
                            "nothing and sent the batch back to the replay check not counted: "
                            "casino_batches_rechecked)",
                            ["game"], buckets=(.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5))
-BATCH_COMMANDS = Histogram("casino_batch_commands", "Commands committed in one transaction (group commit, "
+BATCH_COMMANDS = Histogram("casino_batch_commands", "Commands committed in one batch (group commit, "
                            "the table's automatic ones included), by game kind",
                            ["game"], buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
 RECHECKED = Counter("casino_batches_rechecked", "Batches sent without the replay check whose statement "

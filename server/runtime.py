@@ -88,20 +88,30 @@ class LostOwnership(Exception):
     pass
 
 
+def _closed(conn: Any) -> bool:
+    """Whether a pooled connection is closed (the pool takes one back when it dies: asking
+    then raises)."""
+    try:
+        return bool(conn.is_closed())
+    except asyncpg.InterfaceError:
+        return True
+
+
 class OutcomeUnknown(Exception):
     """The connection failed under a batch's statement: it may have been committed or not."""
 
 
-def outcome_unknown(exc: BaseException) -> bool:
+def outcome_unknown(exc: BaseException, closed: bool = False) -> bool:
     """Whether a failed commit may have been written all the same: the connection failed or
-    ended under it (a FATAL, such as a terminated backend, can follow a commit). PostgreSQL's
-    other errors, ours raised in the statement among them, roll the statement back; a value
-    asyncpg could not encode (an InterfaceError that is a ValueError) never left the process."""
+    ended under it (a FATAL, such as a terminated backend, can follow a commit), or is
+    ``closed`` since (asyncpg drops it on a protocol error). PostgreSQL's other errors, ours
+    raised in the statement among them, roll the statement back; so does a failure on a
+    connection still open (a value asyncpg could not encode never left the process)."""
+    if closed:
+        return True
     if isinstance(exc, asyncpg.PostgresError):
         return isinstance(exc, asyncpg.PostgresConnectionError) or getattr(exc, "severity_en", None) in (
             "FATAL", "PANIC") or getattr(exc, "severity", None) in ("FATAL", "PANIC")
-    if isinstance(exc, asyncpg.InterfaceError):
-        return not isinstance(exc, ValueError)
     return isinstance(exc, (OSError, TimeoutError))
 
 
@@ -172,6 +182,10 @@ class TableRuntime:
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self._timer_due: tuple[str, float] | None = None  # (its command, loop time): the pages' countdown
+        # The lease's epoch when the table was read from the database (``restore``): its
+        # batches write under it only (a statement left running by a runtime that gave the
+        # table up writes nothing once the table was taken again; migration 0119).
+        self.epoch: int | None = None
         self.limited: set[str] = set()  # the batch's players with stake or loss limits (server.play_limits)
         # Players found with limits here: their batches take the replay check first (_process).
         self.known_limited: set[str] = set()
@@ -224,6 +238,9 @@ class TableRuntime:
         state. (The upgrade comes before the replay: the commands were applied to the
         upgraded engine.)"""
         async with self.ctx.pool.acquire() as conn:
+            # (before the state: a statement of an earlier runtime either committed before
+            # the lease was taken again, and is read here, or finds the epoch moved on)
+            self.epoch = await store.lease_epoch(conn, self.info.id, self.ctx.settings.owner_id)
             loaded = await store.load_state(conn, self.info.id)
             if loaded is None:
                 self.engine = self.kind.new_engine(self.info)
@@ -282,6 +299,7 @@ class TableRuntime:
         # batch that ended are all answered already.)
         for it in self._batch:
             if it.future is not None and not it.future.done():
+                metrics.refused("outcome_unknown")
                 it.future.set_result(Rejected(it.cid, "outcome_unknown", UNKNOWN, self.info.id))
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
@@ -370,12 +388,17 @@ class TableRuntime:
                 return
             except OutcomeUnknown:
                 # Committed or not, the table's state here may not be the database's: it is
-                # read again from there, here or in another process, once the lease is free.
+                # read again from there, here or in another process, at once on the notice
+                # (a statement still running from here writes nothing then: the lease's epoch
+                # moves on when the table is taken again). The table's recovery voids, refunds
+                # or pauses the round it was in, as after a crash.
                 log.exception("table %s: the connection failed under a batch's statement; the table restarts "
                               "from the database", self.info.id)
                 self._give_up(batch, "outcome_unknown", UNKNOWN)
                 with contextlib.suppress(Exception):
-                    await store.hand_back(self.ctx.pool, self.ctx.settings.owner_id, self.info.id)
+                    async with self.ctx.pool.acquire() as conn:
+                        await store.hand_back(conn, self.ctx.settings.owner_id, self.info.id)
+                        await store.notify_table_changed(conn, self.info.id)
                 return
             except Exception:  # never let one bad batch kill the table
                 log.exception("table %s: batch failed", self.info.id)
@@ -499,7 +522,7 @@ class TableRuntime:
         except (LostOwnership, store.Unchecked, OutcomeUnknown):
             raise
         except Exception as exc:
-            if outcome_unknown(exc):
+            if outcome_unknown(exc, _closed(conn)):
                 raise OutcomeUnknown(self.info.id) from exc
             if self._held is not None:
                 # Unchecked: the whole batch again the checked way, one command at a time if
@@ -625,6 +648,7 @@ class TableRuntime:
                 unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
                     (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
                     (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
+                epoch=self.epoch,
             )
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)

@@ -1,6 +1,7 @@
 """Who serves which table: one lease per table (``table_owners``), and each serving process's
 heartbeat (``casino_processes``). A commit renews its table's lease too, in the same
-statement, and fails once another process took it (``state.record_batch``)."""
+statement, and fails once another process took it, or the same one took it again for a
+new runtime: each take counts the lease's epoch up (``state.record_batch``)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,27 @@ import asyncpg
 
 
 async def take_lease(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owner: str, lease_seconds: float) -> bool:
-    """Take the table for ``lease_seconds``, or renew it: only if nobody else holds a lease
-    still running. Whether ``owner`` holds it now."""
+    """Take the table for ``lease_seconds`` (again, if ``owner`` holds it already): only if
+    nobody else holds a lease still running. Whether ``owner`` holds it now. Each take counts
+    the lease's epoch up (migration 0119): a runtime started before it can write no more."""
     holder = await db.fetchval(
-        """INSERT INTO table_owners (table_id, owner, lease_until)
-           VALUES ($1, $2, now() + make_interval(secs => $3))
-           ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until
+        """INSERT INTO table_owners (table_id, owner, lease_until, epoch)
+           VALUES ($1, $2, now() + make_interval(secs => $3), 1)
+           ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until,
+                                                epoch = table_owners.epoch + 1
                WHERE table_owners.owner = EXCLUDED.owner OR table_owners.lease_until < now()
            RETURNING owner""",
         table_id, owner, lease_seconds,
     )
     return bool(holder == owner)
+
+
+async def lease_epoch(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owner: str) -> int | None:
+    """The epoch of ``owner``'s lease on the table (None: not his): what its runtime writes
+    under (``state.record_batch``)."""
+    epoch: int | None = await db.fetchval(
+        "SELECT epoch FROM table_owners WHERE table_id = $1 AND owner = $2", table_id, owner)
+    return epoch
 
 
 async def renew_leases(db: asyncpg.Pool | asyncpg.Connection, owner: str, lease_seconds: float,

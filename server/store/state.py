@@ -133,11 +133,12 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 # and none of its players has play limits (``$35``, the table's currency, when unchecked:
 # ``table_batch_unchecked``, migration 0118, raises otherwise); the ledger's operations
 # (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence (renew the lease
-# only if this process still owns the table; ``table_batch_fenced``, 0117, raises when it
-# does not), events, who played, the accepted command ids and the commands; then seq, round
-# and open refs (and at a snapshot the state). Anything raised stops the whole statement:
-# nothing is written. The plain SQL parts read the statement's snapshot, none of its own
-# writes; the ledger's function reads afresh, after the locks it waits for (READ COMMITTED).
+# only if this process still owns the table, under the lease's epoch its runtime started
+# with, ``$38``, migration 0119; ``table_batch_fenced``, 0117, raises otherwise); events,
+# who played, the accepted command ids and the commands; then seq, round and open refs (and
+# at a snapshot the state). Anything raised stops the whole statement: nothing is written.
+# The plain SQL parts read the statement's snapshot, none of its own writes; the ledger's
+# function reads afresh, after the locks it waits for (READ COMMITTED).
 _BATCH = """
 WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
@@ -152,7 +153,7 @@ WITH unchecked AS MATERIALIZED (
                                  $33::boolean[], $34::text[]) AS n
 ), fence AS (
     UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
-    WHERE table_id = $1 AND owner = $2 RETURNING 1
+    WHERE table_id = $1 AND owner = $2 AND epoch = $38 RETURNING 1
 ), events AS (
     INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
     SELECT $1, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
@@ -198,12 +199,12 @@ _RECORD_BATCH = _BATCH + """, state AS (
 # A snapshot: the state after the batch (a restart replays only the commands after it); one
 # a round opens with is kept for disputes.
 _RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $38, state_seq = $4,
-                           state_command = $39, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $39, state_seq = $4,
+                           state_command = $40, updated_at = now()
     WHERE table_id = $1
 ), kept AS (
     INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
-    SELECT $1, $4, $39, $38 WHERE $40 ON CONFLICT DO NOTHING
+    SELECT $1, $4, $40, $39 WHERE $41 ON CONFLICT DO NOTHING
 )""" + _FENCED
 
 # (table, seq, round, event kind, actor, event as JSON)
@@ -218,7 +219,8 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
                        round_id: str, events: Sequence[EventRow], players: Iterable[tuple[str, str]],
                        results: Sequence[ResultRow], open_refs: list[str] | None, commands: Sequence[CommandRow],
                        last_command: int, snapshot: bytes | None, keep: bool = False,
-                       ops: Iterable[Op] = (), unchecked: Unanswered | None = None) -> bool:
+                       ops: Iterable[Op] = (), unchecked: Unanswered | None = None,
+                       *, epoch: int | None) -> bool:
     """Commit a batch in one statement, one round trip, all or nothing (on its own it is a
     transaction; inside the caller's, a part of it): the ledger's ``ops``, in order; renew
     ``owner``'s lease on the table, append ``events``, the ``(player, round)`` pairs who
@@ -228,7 +230,8 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     count as in play); and with ``snapshot`` the state after the batch (taken at ``seq`` and
     command ``last_command``, the table's command counter), also kept for disputes with
     ``keep``. Raises the ledger's refusal (a LedgerError) when it refuses an operation;
-    False if ``owner`` no longer holds the table (fencing). With ``unchecked``, a batch sent
+    False if ``owner`` no longer holds the table under ``epoch``, the lease's epoch when his
+    runtime started (``owners.lease_epoch``; fencing). With ``unchecked``, a batch sent
     without the replay check (``commands.answered``) first: raises Unchecked if one of its
     commands was answered before or one of their users has play limits in the table's
     currency. Whatever it raises or returns False, nothing was written."""
@@ -244,7 +247,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
     check = (unchecked.currency, [u for u, _ in unchecked.commands], [c for _, c in unchecked.commands]) \
         if unchecked is not None else (None, [], [])
-    args = (*head, *logged, *ledger_args, *check)
+    args = (*head, *logged, *ledger_args, *check, epoch)
     try:
         if snapshot is not None:
             await conn.fetchval(_RECORD_SNAPSHOT, *args, snapshot, last_command, keep)

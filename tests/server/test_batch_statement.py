@@ -33,7 +33,7 @@ async def table(pool):
     return ledger
 
 
-async def bet(conn, amount: int, owner: str = ME, snapshot: bytes | None = None) -> bool:
+async def bet(conn, amount: int, owner: str = ME, snapshot: bytes | None = None, epoch: int = 0) -> bool:
     """anna's bet of ``amount`` on r1: its hold, event, answer and logged command."""
     return await store.record_batch(
         conn, "r1", owner, 10, 1, "r1-1",
@@ -43,7 +43,7 @@ async def bet(conn, amount: int, owner: str = ME, snapshot: bytes | None = None)
         open_refs=["r1/w1"],
         commands=[(1, 1, 1, "anna", "player", '{"type": "bet"}')],
         last_command=1, snapshot=snapshot, keep=snapshot is not None,
-        ops=[Hold("r1/w1/hold", ANNA, BANK, amount, "bet", "r1/w1")],
+        ops=[Hold("r1/w1/hold", ANNA, BANK, amount, "bet", "r1/w1")], epoch=epoch,
     )
 
 
@@ -138,3 +138,17 @@ async def test_the_lease_row_is_not_held_while_the_ledger_waits(pool, table):
         finally:
             await tr.rollback()
         assert await batch
+
+
+async def test_a_statement_of_an_earlier_lease_writes_nothing(pool, table):
+    """The same owner took the table again (a runtime that gave it up, the table read anew):
+    a statement still running from before, under the old epoch, writes nothing."""
+    async with pool.acquire() as conn:
+        assert await store.lease_epoch(conn, "r1", ME) == 0
+        assert await store.take_lease(conn, "r1", ME, 10)
+        assert await store.lease_epoch(conn, "r1", ME) == 1
+        before, money = await written(conn), await ledger_rows(conn)
+        assert await bet(conn, 2500, epoch=0) is False
+        assert await written(conn) == before
+        assert await ledger_rows(conn) == money
+        assert await bet(conn, 2500, epoch=1)  # the new runtime's

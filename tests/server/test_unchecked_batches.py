@@ -17,7 +17,7 @@ from games.ledger import accounts
 from roulette import commands as RC
 from server import store
 from server.auth import Principal
-from server.metrics import REFUSALS
+from server.metrics import RECHECKED, REFUSALS
 from server.protocol import Accepted, Rejected
 from server.runtime import outcome_unknown
 
@@ -76,7 +76,12 @@ async def test_a_batch_of_bets_costs_no_replay_check(wheel, checks):
     assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 2_000)
 
 
+def rechecked(why: str) -> float:
+    return next(s.value for s in RECHECKED.collect()[0].samples if s.labels == {"why": why})
+
+
 async def test_a_retry_is_answered_again_and_applied_once(wheel, checks):
+    replayed = rechecked("replayed")
     [first] = await send(wheel, (ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000)))
     # The same command id again, with a newcomer's bet in the same batch: the statement finds
     # the retry, writes nothing, and the batch runs again with the check.
@@ -84,6 +89,7 @@ async def test_a_retry_is_answered_again_and_applied_once(wheel, checks):
                        (BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000)))
     assert again[0] == first and isinstance(again[1], Accepted)
     assert checks == [2]
+    assert rechecked("replayed") - replayed == 1
     assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (1_000, 2_000)
 
 
@@ -214,6 +220,8 @@ async def test_a_connection_lost_under_the_statement_answers_outcome_unknown_and
     bet = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
     answer = await asyncio.wait_for(bet, 10)
     assert isinstance(answer, Rejected) and answer.code == "outcome_unknown"
+    assert rt.task is not None
+    await asyncio.wait_for(rt.task, 5)  # (its last step hands the lease back)
     assert rt.stopped and lost == ["uc-1"]
     assert await wheel.ctx.pool.fetchval("SELECT lease_until <= now() FROM table_owners WHERE table_id = 'uc-1'")
     monkeypatch.setattr(store, "record_batch", real)
@@ -236,7 +244,6 @@ def _fatal() -> asyncpg.AdminShutdownError:
 
 @pytest.mark.parametrize(("exc", "unknown"), [
     (asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation"), True),
-    (asyncpg.InterfaceError("cannot perform operation: connection is closed"), True),
     (ConnectionResetError(), True),
     (TimeoutError(), True),
     (_fatal(), True),  # a terminated backend: it may follow the commit
@@ -246,3 +253,25 @@ def _fatal() -> asyncpg.AdminShutdownError:
 ], ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v))
 def test_which_failures_leave_a_commit_unknown(exc, unknown):
     assert outcome_unknown(exc) is unknown
+    assert outcome_unknown(exc, closed=True)  # a connection asyncpg closed since: whatever it raised
+
+
+async def test_a_lost_lease_refuses_the_batch_and_everything_queued_behind_it(wheel):
+    rt = wheel.rt
+    assert rt is not None
+    async with wheel.ctx.pool.acquire() as holder:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
+        first = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+        while not rt._busy:  # noqa: ASYNC110 (the table took the batch)
+            await asyncio.sleep(0.01)
+        queued = rt.submit(BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000))
+        await wheel.ctx.pool.execute("UPDATE table_owners SET owner = 'another-process' WHERE table_id = 'uc-1'")
+        await tr.rollback()
+    answers = await asyncio.wait_for(asyncio.gather(first, queued), 5)
+    assert [a.code for a in answers] == ["table_unavailable", "table_unavailable"]
+    assert rt.stopped
+    assert (await pending(wheel, "ann"), await pending(wheel, "bob")) == (0, 0)
+    await wheel.ctx.pool.execute("UPDATE table_owners SET owner = $1 WHERE table_id = 'uc-1'",
+                                 wheel.ctx.settings.owner_id)  # (the fixture's check at the end)
