@@ -8,6 +8,8 @@ harness)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -61,6 +63,26 @@ async def send(table: Table, *commands: tuple[Principal, str, Any]) -> list[Any]
 
 async def pending(table: Table, player: str) -> int:
     return (await table.ctx.ledger.balance(accounts.wallet(player, "CHF"))).pending
+
+
+@contextlib.asynccontextmanager
+async def a_bet_waiting_in_postgres(table: Table) -> AsyncIterator[tuple[asyncio.Future, Any]]:
+    """ann's bet (cid a1), its batch's statement waiting in PostgreSQL for her wallet's lock,
+    held here until ``release()`` (or the end): (the bet's answer, release)."""
+    rt = table.rt
+    assert rt is not None
+    async with table.ctx.pool.acquire() as holder:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
+        bet = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+        while not rt._busy:  # noqa: ASYNC110 (the table took the batch)
+            await asyncio.sleep(0.01)
+        try:
+            yield bet, tr.rollback
+        finally:
+            with contextlib.suppress(asyncpg.InterfaceError):  # (released already)
+                await tr.rollback()
 
 
 def wager_of(table: Table, player: str) -> str:
@@ -146,16 +168,10 @@ async def test_a_refusal_at_the_door_is_sent_at_once_while_a_batch_is_under_way(
     """A command refused before it is queued (a player may not launch the ball) belongs to
     no batch: it is answered at once, even while an unchecked batch waits in PostgreSQL."""
     assert wheel.rt is not None
-    async with wheel.ctx.pool.acquire() as holder:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
-        bet = wheel.rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
-        while not wheel.rt._busy:  # noqa: ASYNC110 (the table took the batch)
-            await asyncio.sleep(0.01)
+    async with a_bet_waiting_in_postgres(wheel) as (bet, release):
         refused = await asyncio.wait_for(wheel.rt.submit(BOB, "b1", RC.LaunchBall()), 5)
         assert isinstance(refused, Rejected) and not bet.done()
-        await tr.rollback()
+        await release()
     assert isinstance(await asyncio.wait_for(bet, 10), Accepted)
 
 
@@ -182,17 +198,11 @@ async def test_a_stopping_table_begins_no_new_batch_and_answers_every_command(wh
     and is answered, the queued ones are refused (nothing of theirs written), none hangs."""
     rt = wheel.rt
     assert rt is not None
-    async with wheel.ctx.pool.acquire() as holder:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
-        first = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
-        while not rt._busy:  # noqa: ASYNC110 (the table took the batch)
-            await asyncio.sleep(0.01)
+    async with a_bet_waiting_in_postgres(wheel) as (first, release):
         queued = rt.submit(BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000))
         stopping = asyncio.create_task(rt.stop())
         await asyncio.sleep(0.05)
-        await tr.rollback()  # the batch goes on: committed and answered before the table stops
+        await release()  # the batch goes on: committed and answered before the table stops
     await asyncio.wait_for(stopping, 10)
     assert isinstance(await asyncio.wait_for(first, 1), Accepted)
     refused = await asyncio.wait_for(queued, 1)
@@ -259,16 +269,10 @@ def test_which_failures_leave_a_commit_unknown(exc, unknown):
 async def test_a_lost_lease_refuses_the_batch_and_everything_queued_behind_it(wheel):
     rt = wheel.rt
     assert rt is not None
-    async with wheel.ctx.pool.acquire() as holder:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", accounts.wallet("ann", "CHF"))
-        first = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
-        while not rt._busy:  # noqa: ASYNC110 (the table took the batch)
-            await asyncio.sleep(0.01)
+    async with a_bet_waiting_in_postgres(wheel) as (first, release):
         queued = rt.submit(BOB, "b1", RC.PlaceBet(spot="noir", amount=2_000))
         await wheel.ctx.pool.execute("UPDATE table_owners SET owner = 'another-process' WHERE table_id = 'uc-1'")
-        await tr.rollback()
+        await release()
     answers = await asyncio.wait_for(asyncio.gather(first, queued), 5)
     assert [a.code for a in answers] == ["table_unavailable", "table_unavailable"]
     assert rt.stopped
