@@ -88,6 +88,17 @@ class LostOwnership(Exception):
     pass
 
 
+def _answer_again(it: Item, done: dict[tuple[str, str], str]) -> bool:
+    """Whether ``it`` was accepted at the table before (``store.answered``): a retry, given
+    its first answer again (the server's own commands are never retries)."""
+    stored = None if it.system else done.get((it.who.id, it.cid))
+    if stored is None:
+        return False
+    if it.future is not None and not it.future.done():
+        it.future.set_result(_accepted_decoder.decode(stored))
+    return True
+
+
 def _closed(conn: Any) -> bool:
     """Whether a pooled connection is closed (the pool takes one back when it dies: asking
     then raises)."""
@@ -110,8 +121,8 @@ def outcome_unknown(exc: BaseException, closed: bool = False) -> bool:
     if closed:
         return True
     if isinstance(exc, asyncpg.PostgresError):
-        return isinstance(exc, asyncpg.PostgresConnectionError) or getattr(exc, "severity_en", None) in (
-            "FATAL", "PANIC") or getattr(exc, "severity", None) in ("FATAL", "PANIC")
+        severity = getattr(exc, "severity_en", None) or getattr(exc, "severity", None)
+        return isinstance(exc, asyncpg.PostgresConnectionError) or severity in ("FATAL", "PANIC")
     return isinstance(exc, (OSError, TimeoutError))
 
 
@@ -453,20 +464,13 @@ class TableRuntime:
             done, self.limited = await store.answered(conn, self.info.id, users, cids, self.info.currency)
             self.known_limited |= self.limited
             if done:
-                rest = []
-                for it in batch:
-                    stored = None if it.system else done.get((it.who.id, it.cid))
-                    if stored is None:
-                        rest.append(it)
-                    elif it.future is not None and not it.future.done():
-                        it.future.set_result(_accepted_decoder.decode(stored))
-                batch = rest
+                batch = [it for it in batch if not _answer_again(it, done)]
         await self._apply(batch, conn)
 
     async def _answer_held(self, conn: Any) -> None:
         """The refusals an unchecked batch held back when it committed nothing: each is sent,
         unless its command id was accepted here before (a retry), which gets that answer
-        again. (The server's own commands are never retries: their ids are not stored.)"""
+        again."""
         held, self._held = self._held or [], None
         players = [it for it, _, _ in held if not it.system]
         done: dict[tuple[str, str], str] = {}
@@ -474,11 +478,8 @@ class TableRuntime:
             done, _ = await store.answered(conn, self.info.id, [it.who.id for it in players],
                                            [it.cid for it in players])
         for it, code, message in held:
-            stored = None if it.system else done.get((it.who.id, it.cid))
-            if stored is None:
+            if not _answer_again(it, done):
                 self._reject(it, code, message)
-            elif it.future is not None and not it.future.done():
-                it.future.set_result(_accepted_decoder.decode(stored))
 
     async def _apply(self, items: list[Item], conn: Any) -> None:
         staged: list[Staged] = []

@@ -152,8 +152,13 @@ def raised_refusal(ops: list[Op], exc: BaseException) -> LedgerError | None:
         return None
     row = json.loads(exc.detail or "{}")
     if row.get("err") == "ledger_busy":
-        return LedgerError("ledger_busy", "The ledger is busy; nothing was written. Try again.")
+        return _busy()
     return _refusal(ops, row)
+
+
+def _busy() -> LedgerError:
+    """A race lost MAX_ATTEMPTS times in a row (here or inside ``ledger_apply_or_raise``)."""
+    return LedgerError("ledger_busy", "The ledger is busy; nothing was written. Try again.")
 
 
 def _refusal(ops: list[Op], r: Mapping[str, Any]) -> LedgerError:
@@ -241,12 +246,9 @@ class Ledger:
         One statement, so one round trip: ``ledger_apply()`` (migration 0003) locks the
         accounts, checks every operation and writes them. On its own it is a transaction;
         inside the caller's it leaves that transaction usable after a refusal."""
-        batch = list(ops)
-        for op in batch:
-            validate(op)
+        batch, args = apply_args(ops)
         if not batch:
             return []
-        args = _apply_args(batch)
         async with _using(self.pool, conn) as c:
             for attempt in range(MAX_ATTEMPTS):
                 try:
@@ -262,7 +264,7 @@ class Ledger:
                     return [OpResult(r["id"], r["op"], r["debit"], r["credit"], r["currency"], r["amount"],
                                      r["code"], r["ref"], r["hold"] or "", r["released"]) for r in rows]
                 await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise LedgerError("ledger_busy", "The ledger is busy; nothing was written. Try again.")
+        raise _busy()
 
     # ------------------------------------------------------------ cashier
 
