@@ -21,6 +21,8 @@ round and his balance, worked out by hand from the Lugano rules (docs/rules.md):
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from helpers.browser import screenshot, screenshots_dir
@@ -133,11 +135,23 @@ async def test_a_player_splits_doubles_and_wins_on_the_page(server, floor, open_
         # bottom of the screen in the middle of the page): her box, the decision under the thumb.
         await phone.evaluate("document.querySelector('#dealer').scrollIntoView({block: 'start'})")
         await phone.screenshot(path=str(screenshots_dir() / "blackjack-phone.png"))
+        # The page's reads of the view are held from here: the split and the card reach it
+        # only as events, and the buttons it showed for 8-8 must not outlive them (a Split
+        # offered on 8-3 would be refused; CI once caught the page showing it).
+        views_held = asyncio.Event()
+
+        async def hold_view(route):
+            await views_held.wait()
+            await route.continue_()
+
+        await page.route(f"**/tables/{T}", hold_view)
         await page.click("#action-split")
 
         await page.wait_for_selector('[data-box="3"] [data-hand="1"]')
         await croupier.play(T, {"type": "card", "box": 3, "hand": 0, "card": THREE_C})
         await page.wait_for_selector('[data-box="3"] [data-hand="0"][data-total="11"]')
+        assert await page.locator("#actions").count() == 0  # the events moved past the view
+        views_held.set()  # the route lets every read through from now on
         await page.wait_for_selector("#action-double")
         # 8-3 is no pair: no Split on the page.
         assert sorted(await _buttons(page)) == ["action-double", "action-hit", "action-stand"]

@@ -45,7 +45,14 @@ const wagerInfo = new Map();
 // ---- small helpers -------------------------------------------------------------------------
 
 const amountField = () => toMinor(ui.amount.value);
-const legal = (type) => !!view && (view.legal || []).includes(type);
+// A decision (hit, insure, follow behind...) answers the turn the view saw: once events have
+// moved the table past that view, its buttons wait for the next view rather than offer a move
+// that may no longer be legal (a split offered on the hand the croupier just dealt to).
+const DECISIONS = new Set(["hit", "stand", "double", "split", "insure", "even_money", "decline_offer",
+  "behind_double", "behind_split"]);
+let lastEventSeq = -1;
+const legal = (type) => !!view && (view.legal || []).includes(type)
+  && !(DECISIONS.has(type) && seq < lastEventSeq);
 const isPlayer = () => me && me.role === "player";
 
 async function play(command, okText) {
@@ -463,6 +470,7 @@ function onEvents(events) {
   let money_ = false;
   let ended = false;
   for (const { seq: at, round, event: e } of events) {
+    if (at > lastEventSeq) lastEventSeq = at;
     if (!e) continue;
     applyToFelt(at, e);
     if (e.type === "wager_settled" && me && e.player === me.id) {
@@ -485,7 +493,10 @@ function onEvents(events) {
     }
   }
   drawOutcome();
-  if (view) drawFelt();
+  if (view) {
+    drawFelt();
+    drawControls(); // the decisions the view offered wait for the next view (see `legal`)
+  }
   if (money_) refreshBalance();
   scheduleRefresh(ended ? 0 : 150);
 }
@@ -507,6 +518,7 @@ async function refresh() {
     currency = tableInfo.currency || currency;
     takeView(d.view, d.seq);
     render();
+    if (seq < lastEventSeq) scheduleRefresh(150); // still behind the events: its decisions wait
   } catch (e) {
     showError(e);
   }
