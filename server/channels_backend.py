@@ -36,6 +36,29 @@ RESYNC = b"\x00resync"  # not JSON: no table frame can look like it
 PUBLISH_TRIES = 3
 
 
+class FeedSubscriber(Subscriber):
+    """Litestar's subscriber, which hands its frames to a feed once one is attached (a
+    socket's: ``server.ws.feed``, no task switch per frame); the others (sessions, limits)
+    read its queue as before."""
+
+    feed: Callable[[bytes], None] | None = None
+
+    def attach(self, feed: Callable[[bytes], None]) -> None:
+        """From now on frames go to ``feed``, those already queued first."""
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None:
+                feed(item)
+        self.feed = feed
+
+    def put_nowait(self, item: bytes | None) -> bool:
+        feed = self.feed
+        if feed is None or item is None:
+            return super().put_nowait(item)
+        feed(item)
+        return True
+
+
 class Channels(ChannelsPlugin):
     """Litestar's plugin, with two differences in ``subscribe``:
 
@@ -50,6 +73,7 @@ class Channels(ChannelsPlugin):
       this process, or a cancelled one kept filling a queue nobody read)."""
 
     def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("subscriber_class", FeedSubscriber)
         super().__init__(*args, **kw)
         self._cleanups: set[asyncio.Task[None]] = set()
         attach = getattr(self._backend, "attach", None)

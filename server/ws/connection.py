@@ -58,6 +58,7 @@ from server.resources import Resources
 from server.responsible import play_result
 from server.runtime import channel_of
 from server.ws import hub
+from server.ws.feed import Feed
 from server.ws.handshake import presented_token
 from server.ws.outbox import Outbox
 from server.ws.peek import batch_seqs, cid_of, events_decoder
@@ -84,7 +85,7 @@ class Connection(Outbox):
         self.who: Principal | None = None
         self.expires: datetime | None = None
         self.token_key: str | None = None  # its token's (``auth.token_key``): a logout closes it (4012)
-        self.subs: dict[str, tuple[Any, asyncio.Task]] = {}
+        self.subs: dict[str, tuple[Any, Feed]] = {}
         self.last_seq: dict[str, int] = {}
         # Tables whose stream this socket gets as a player's share (server.crowd): his id.
         self.share: dict[str, str] = {}
@@ -306,7 +307,7 @@ class Connection(Outbox):
         except GameError as exc:
             self.refuse(Rejected(msg.cid, exc.code, exc.message, table))
             return
-        mine: list[tuple[Any, asyncio.Task]] = []  # its subscription, once it has one
+        mine: list[tuple[Any, Feed]] = []  # its subscription, once it has one
         try:
             await self._subscribe_now(msg, info, kind, mine)
         except Exception as exc:  # the broker away: answered, and nothing of it kept
@@ -344,8 +345,9 @@ class Connection(Outbox):
             if share is not None:
                 self.share[table] = share
         gate = asyncio.Event()
-        pump = asyncio.create_task(self._pump(table, subscriber, gate))
-        entry = self.subs[table] = (subscriber, pump)
+        feed = self.feed(table, gate)
+        entry = self.subs[table] = (subscriber, feed)
+        subscriber.attach(feed)
         mine.append(entry)
 
         def replaced() -> bool:
@@ -405,61 +407,83 @@ class Connection(Outbox):
         finally:
             gate.set()
 
-    async def _pump(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
-        """The table's frames to this socket. Should it fail (the database away when a gap
-        is to be filled, say), the socket closes with 1011: left open, it would hear nothing
-        more of the table while the subscription's backlog grew; a client reconnects and
-        resumes from its last seq (the pages do: ``live.js``)."""
-        try:
-            await self._pump_frames(table, subscriber, gate)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("table %s: the stream to %s's socket failed; closing it", table, self.peer)
-            self.close(CLOSE_STREAM_FAILED, "the table's stream failed here: reconnect")
+    def feed(self, table: str, gate: asyncio.Event) -> Feed:
+        """The table's frames to this socket (``server.ws.feed``), held until ``gate`` opens
+        (its snapshot or replay is out)."""
+        feed = Feed(lambda frame: self._forward_now(table, frame, feed),
+                    lambda frame: self._forward_later(table, frame, feed), gate,
+                    lambda exc: self._stream_failed(table, exc))
+        return feed
 
-    async def _pump_frames(self, table: str, subscriber: Any, gate: asyncio.Event) -> None:
-        async for frame in subscriber.iter_events():
-            if not gate.is_set():
-                await gate.wait()
-            if frame[:len(RESYNC)] == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
-                have = self.last_seq.get(table, 0)
-                if len(frame) > len(RESYNC):  # (a crowd hub's: every frame up to its seq went by already)
-                    have = self.last_seq[table] = max(have, int(frame[len(RESYNC) + 1:]))
-                async with self.resources.pool.acquire() as conn:
-                    upto = await self.resources.manager.committed_seq(table, conn)
-                if upto > have and not await self._fill_gap(table, have, upto):
-                    return
-                continue
-            peek = batch_seqs(frame)
-            seq, have = peek.seq, self.last_seq.get(table, 0)
-            # (A crowd table's hub hands a socket only what concerns it: holes by design; the
-            # hub, seeing every frame, sends RESYNC for frames lost on the way.)
-            if peek.events and peek.events[0].seq > have + 1 and table not in self.share:
-                # Frames were lost on the way (a broker connection dropped): what this socket
-                # missed comes from PostgreSQL first, so it never sees a hole in the seqs.
-                if not await self._fill_gap(table, have, peek.events[0].seq - 1):
-                    return
-                have = self.last_seq[table]
-            if seq > have:
-                if peek.events and peek.events[0].seq <= have:
-                    # This socket already holds the batch's first events (its snapshot or replay
-                    # was taken mid-batch): only the rest goes out (rare, so encoded here).
-                    msg = events_decoder.decode(frame)
-                    frame = encoder.encode(Events(table, seq, [e for e in msg.events if e.seq > have]))
-                self.last_seq[table] = seq
-                if table in self.share:  # a player at a crowd table: his share, or nothing
-                    shared = frame_for(frame, self.share[table])
-                    if shared is None:
-                        continue
-                    frame = shared
-                if self._full() and getattr(subscriber, "qsize", 0) > BACKLOG_FACTOR * self.bound:
-                    self._too_slow()
-                    return
-                # A burst (a spin settling thousands of bets) waits here for the sender, in
-                # Litestar's backlog of this subscriber, not in the table (issue 7's load test).
-                if not await self.deliver(frame):
-                    return
+    def _stream_failed(self, table: str, exc: BaseException) -> None:
+        """The table's stream to this socket failed (the database away when a gap was to be
+        filled, say): the socket closes with 1011. Left open, it would hear nothing more of
+        the table; a client reconnects and resumes from its last seq (the pages do: ``live.js``)."""
+        log.error("table %s: the stream to %s's socket failed; closing it", table, self.peer,
+                  exc_info=(type(exc), exc, exc.__traceback__))
+        self.close(CLOSE_STREAM_FAILED, "the table's stream failed here: reconnect")
+
+    def _outgoing(self, table: str, frame: bytes, first: int, seq: int) -> bytes | None:
+        """What of a frame (its events from ``first`` to ``seq``) goes to this socket, its seq
+        taken as seen: the events it does not hold yet, as this socket's player may see them."""
+        have = self.last_seq.get(table, 0)
+        if seq <= have:
+            return None
+        if first <= have:
+            # This socket already holds the batch's first events (its snapshot or replay was
+            # taken mid-batch): only the rest goes out (rare, so encoded here).
+            msg = events_decoder.decode(frame)
+            frame = encoder.encode(Events(table, seq, [e for e in msg.events if e.seq > have]))
+        self.last_seq[table] = seq
+        if table in self.share:  # a player at a crowd table: his share, or nothing
+            return frame_for(frame, self.share[table])
+        return frame
+
+    def _hole_before(self, table: str, first: int) -> bool:
+        """Frames were lost on the way (a broker connection dropped) before one starting at
+        ``first``. (A crowd table's hub hands a socket only what concerns it: holes by design;
+        the hub, seeing every frame, sends RESYNC for frames lost on the way.)"""
+        return first > self.last_seq.get(table, 0) + 1 and table not in self.share
+
+    def _forward_now(self, table: str, frame: bytes, feed: Feed) -> bool:
+        """A table's frame on its way, in the task that received it (``server.ws.feed``):
+        False, touching nothing, when it has to wait for something (see ``_forward_later``)."""
+        if self.closing or self._full() or frame[:len(RESYNC)] == RESYNC:
+            return False
+        peek = batch_seqs(frame)
+        first = peek.events[0].seq if peek.events else peek.seq
+        if peek.events and self._hole_before(table, first):
+            return False
+        out = self._outgoing(table, frame, first, peek.seq)
+        if out is not None:
+            self._queue(out)
+        return True
+
+    async def _forward_later(self, table: str, frame: bytes, feed: Feed) -> bool:
+        """A table's frame that had to wait, in the feed's own task: False once the socket
+        is done."""
+        if frame[:len(RESYNC)] == RESYNC:  # the broker was away: what was committed meanwhile, from PostgreSQL
+            have = self.last_seq.get(table, 0)
+            if len(frame) > len(RESYNC):  # (a crowd hub's: every frame up to its seq went by already)
+                have = self.last_seq[table] = max(have, int(frame[len(RESYNC) + 1:]))
+            async with self.resources.pool.acquire() as conn:
+                upto = await self.resources.manager.committed_seq(table, conn)
+            return upto <= have or await self._fill_gap(table, have, upto)
+        peek = batch_seqs(frame)
+        first = peek.events[0].seq if peek.events else peek.seq
+        # What this socket missed comes from PostgreSQL first, so it never sees a hole in the seqs.
+        if (peek.events and self._hole_before(table, first)
+                and not await self._fill_gap(table, self.last_seq.get(table, 0), first - 1)):
+            return False
+        out = self._outgoing(table, frame, first, peek.seq)
+        if out is None:
+            return True
+        if self._full() and feed.qsize > BACKLOG_FACTOR * self.bound:
+            self._too_slow()
+            return False
+        # A burst (a spin settling thousands of bets) waits here for the sender, in the feed's
+        # backlog, not in the table (issue 7's load test).
+        return await self.deliver(out)
 
     async def _fill_gap(self, table: str, have: int, upto: int) -> bool:
         """Send the committed events after ``have`` up to ``upto`` (the last before a frame
@@ -483,13 +507,13 @@ class Connection(Outbox):
         self.answer(Accepted(msg.cid, msg.table))
 
     async def _unsubscribe(self, table: str) -> None:
-        subscriber, pump = self.subs.pop(table)
+        subscriber, feed = self.subs.pop(table)
         if table in self.present:  # counted at the table: seats of the gone are released
             self.present.discard(table)
             self.resources.manager.router.left(table, self.who)
         self.last_seq.pop(table, None)
         shared = self.share.pop(table, None) is not None
-        pump.cancel()
+        feed.stop()
         with contextlib.suppress(Exception):
             if shared:
                 await hub.leave(self.resources.hubs, table, subscriber)

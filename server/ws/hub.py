@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
+from collections.abc import Callable
 from typing import Any
 
 from server.channels_backend import RESYNC
@@ -28,19 +28,25 @@ log = logging.getLogger("casino.ws")
 
 
 class Member:
-    """A socket's place in a hub: its own queue of the frames meant for it."""
+    """A socket's place in a hub: the frames meant for it go to its feed (``server.ws.feed``),
+    those before the feed is attached wait here."""
 
     def __init__(self, player: str) -> None:
         self.player = player
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+        self.feed: Callable[[bytes], None] | None = None
+        self.early: list[bytes] = []
 
-    @property
-    def qsize(self) -> int:
-        return self.queue.qsize()
+    def attach(self, feed: Callable[[bytes], None]) -> None:
+        for frame in self.early:
+            feed(frame)
+        self.early.clear()
+        self.feed = feed
 
-    async def iter_events(self) -> AsyncGenerator[bytes, None]:
-        while True:
-            yield await self.queue.get()
+    def put(self, frame: bytes) -> None:
+        if self.feed is None:
+            self.early.append(frame)
+        else:
+            self.feed(frame)
 
 
 class Hub:
@@ -100,17 +106,17 @@ class Hub:
                 continue
             for player in cut.own:
                 for member in self.by_player.get(player, ()):
-                    member.queue.put_nowait(frame)
+                    member.put(frame)
 
     def _resync(self) -> bytes:
-        """RESYNC, with the seq up to which every frame has already gone through each member's
-        queue (in order): a socket reads back from PostgreSQL only what came after it, not
+        """RESYNC, with the seq up to which every frame has already gone to each member (in
+        order): a socket reads back from PostgreSQL only what came after it, not
         every other player's bet since its own last frame."""
         return RESYNC + b":%d" % self.seq
 
     def _all(self, frame: bytes) -> None:
         for member in self.members:
-            member.queue.put_nowait(frame)
+            member.put(frame)
 
 
 async def join(hubs: dict[str, Hub], channels: Any, table: str, player: str) -> Member:

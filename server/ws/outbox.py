@@ -24,8 +24,15 @@ from server.ws.per_frame import PerFrame
 
 log = logging.getLogger("casino.ws")
 
-# Decoded once per published frame, not once per socket (``per_frame``).
-text_of = PerFrame(bytes.decode)
+
+def _message(frame: bytes) -> dict[str, Any]:
+    return {"type": "websocket.send", "bytes": None, "text": frame.decode()}
+
+
+# A frame's ASGI message (its text), made once per published frame, not once per socket
+# (``per_frame``); sent through the socket's ASGI ``send`` itself, past Litestar's two
+# wrappers of it that only build this message.
+message_of = PerFrame(_message)
 
 
 class Outbox:
@@ -112,7 +119,7 @@ class Outbox:
     async def _sender(self) -> None:
         while True:
             frame, counted = await self.out.get()
-            await self.socket.send_text(text_of(frame))
+            await self.socket.send(message_of(frame))
             if self.closing and self.closing[0] == CLOSE_TOO_SLOW:
                 continue  # the counters were reset with the queue
             if counted:

@@ -7,26 +7,10 @@ import asyncio
 import json
 from types import SimpleNamespace
 
+from helpers.sockets import FastSocket, push
 from server.config import Settings
 from server.protocol import Events, TableEvent, encoder
 from server.ws import Connection
-
-
-class FastSocket:
-    def __init__(self) -> None:
-        self.sent: list[str] = []
-
-    async def send_text(self, data: str) -> None:
-        self.sent.append(data)
-
-
-class Published:
-    def __init__(self, frames: list[bytes]) -> None:
-        self.frames = frames
-
-    async def iter_events(self):
-        for f in self.frames:
-            yield f
 
 
 def batch(first: int, last: int) -> bytes:
@@ -40,10 +24,8 @@ async def forwarded(have: int, frames: list[bytes]) -> list[dict]:
     conn = Connection(sock, ctx, channels=None)
     conn.last_seq["t"] = have  # what the snapshot or replay gave this socket
     sender = asyncio.create_task(conn._sender())
-    gate = asyncio.Event()
-    gate.set()
     try:
-        await asyncio.wait_for(conn._pump("t", Published(frames), gate), 5)
+        await push(conn, "t", frames)
         for _ in range(10):
             await asyncio.sleep(0)
     finally:

@@ -78,9 +78,8 @@ class _Channels:
 
 
 def _drain(member: hubs.Member) -> list[bytes]:
-    out = []
-    while not member.queue.empty():
-        out.append(member.queue.get_nowait())
+    """What the hub handed the member (no socket's feed attached: it waits in the member)."""
+    out, member.early = member.early, []
     return out
 
 

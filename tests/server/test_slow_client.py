@@ -6,17 +6,11 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
+from helpers.sockets import StuckSocket, push
 from server.channels_backend import RESYNC
 from server.config import Settings
 from server.protocol import CLOSE_STREAM_FAILED, CLOSE_TOO_SLOW
 from server.ws import Connection
-
-
-class StuckSocket:
-    """A socket whose peer never reads: every send waits for ever."""
-
-    async def send_text(self, data: str) -> None:
-        await asyncio.Event().wait()
 
 
 async def test_overflow_closes_with_4008_without_waiting():
@@ -34,26 +28,17 @@ async def test_overflow_closes_with_4008_without_waiting():
         sender.cancel()
 
 
-class _Subscriber:
-    """A subscription that hands over one frame: the broker was away (RESYNC)."""
-
-    async def iter_events(self):
-        yield RESYNC
-
-
 class _NoDatabase:
     def acquire(self):
         raise OSError("the database is away")
 
 
 async def test_a_stream_that_fails_closes_the_socket_with_1011():
-    """The pump fills a gap from PostgreSQL after the broker was away; the database away
+    """A socket's feed fills a gap from PostgreSQL after the broker was away; the database away
     too, it failed, and the socket stayed open hearing nothing more of the table (while the
     subscription's backlog grew). It now closes with 1011: the client resumes elsewhere."""
     ctx = SimpleNamespace(settings=Settings(jwt_secret="x" * 40), pool=_NoDatabase())
     conn = Connection(StuckSocket(), ctx, channels=None)
-    gate = asyncio.Event()
-    gate.set()
-    await asyncio.wait_for(conn._pump("t1", _Subscriber(), gate), 5)
+    await push(conn, "t1", [RESYNC])  # the broker was away
     assert conn.closing is not None and conn.closing[0] == CLOSE_STREAM_FAILED == 1011
     assert conn.closed.is_set()
