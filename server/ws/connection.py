@@ -468,12 +468,12 @@ class Connection(Outbox):
                 have = self.last_seq[table] = max(have, int(frame[len(RESYNC) + 1:]))
             async with self.resources.pool.acquire() as conn:
                 upto = await self.resources.manager.committed_seq(table, conn)
-            return upto <= have or await self._fill_gap(table, have, upto)
+            return upto <= have or await self._fill_gap(table, have, upto, feed)
         peek = batch_seqs(frame)
         first = peek.events[0].seq if peek.events else peek.seq
         # What this socket missed comes from PostgreSQL first, so it never sees a hole in the seqs.
         if (peek.events and self._hole_before(table, first)
-                and not await self._fill_gap(table, self.last_seq.get(table, 0), first - 1)):
+                and not await self._fill_gap(table, self.last_seq.get(table, 0), first - 1, feed)):
             return False
         out = self._outgoing(table, frame, first, peek.seq)
         if out is None:
@@ -485,7 +485,7 @@ class Connection(Outbox):
         # backlog, not in the table (issue 7's load test).
         return await self.deliver(out)
 
-    async def _fill_gap(self, table: str, have: int, upto: int) -> bool:
+    async def _fill_gap(self, table: str, have: int, upto: int, feed: Feed) -> bool:
         """Send the committed events after ``have`` up to ``upto`` (the last before a frame
         that came after a loss), one frame each; False if the socket is done."""
         kind = game_kind(self.resources.manager.known(table).game)
@@ -493,6 +493,8 @@ class Connection(Outbox):
             missed = await store.events_after(conn, table, have, limit=upto - have)
         log.warning("table %s: %d events missed by %s's socket came from the database", table, len(missed), self.peer)
         for row in missed:
+            if feed.stopped:  # unsubscribed meanwhile (its cancel can be lost in a wait: Python 3.11)
+                return False
             event = stored_event(table, kind, row, self.share.get(table))
             if event is not None and not await self.deliver(encoder.encode(event)):
                 return False

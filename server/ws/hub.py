@@ -6,7 +6,7 @@ With a subscription per socket, every batch woke every socket's pump (2,000 queu
 task switches per batch at a 2,000-player wheel, most of them to find nothing to send: the
 profile's largest share once the frames were cut). Through the hub a batch of other players'
 bets reaches its bettors' sockets alone; the table's own events (the spin opening, the
-result) reach every socket. A socket's pump then sees holes in the seqs by design, so the
+result) reach every socket. A socket's feed then sees holes in the seqs by design, so the
 hub, which sees every frame, is the one to notice frames lost on the way (a broker that
 dropped them): it hands every socket ``RESYNC``, and each reads what it missed from
 PostgreSQL through the same filter."""

@@ -1,7 +1,7 @@
 """Work done once per published frame, not once per socket it goes to.
 
 A frame published on a table's channel reaches every subscriber in this process as the
-same bytes object, so what each socket's pump or sender derives from it (its text, its
+same bytes object, so what each socket's feed or sender derives from it (its text, its
 seqs) is computed for the first socket and reused by the others: a settlement of thousands
 of bets is megabytes, sent to thousands of sockets. Results are keyed by the frame's
 identity; an entry holds its frame, so an id cannot be reused while it is cached."""

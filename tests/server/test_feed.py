@@ -5,11 +5,18 @@ each frame reaches the socket once, in the order it was published."""
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.sockets import FastSocket
+from server.channels_backend import RESYNC, FeedSubscriber
+from server.config import Settings
+from server.protocol import Events, TableEvent, encoder
+from server.ws import Connection
 from server.ws.feed import Feed
+from server.ws.hub import Member
 
 
 class Socket:
@@ -135,3 +142,54 @@ def test_every_frame_arrives_once_and_in_order(plan):
         return [n for n, _ in sock.got]
 
     assert asyncio.run(run()) == list(range(len(plan)))
+
+
+# ---- where the frames come from: a channel's subscriber, a crowd hub --------------------------
+
+
+def test_a_subscriber_hands_what_it_queued_before_the_feed_first_then_each_frame_as_it_comes():
+    """Frames published while the socket's subscribe was still on its way to the broker wait
+    in Litestar's queue; attached, the feed gets them first, in order (Litestar's stop
+    sentinel is not a frame), then every later frame with no queue between."""
+    sub = FeedSubscriber(plugin=SimpleNamespace(_backend=None))
+    for item in (b"1", None, b"2"):
+        sub.put_nowait(item)
+    got: list[bytes] = []
+    sub.attach(got.append)
+    sub.put_nowait(b"3")
+    assert got == [b"1", b"2", b"3"] and sub.qsize == 0
+
+
+def test_a_hub_member_hands_its_early_frames_first():
+    member = Member("ann")
+    member.put(b"1")
+    member.put(b"2")
+    got: list[bytes] = []
+    member.attach(got.append)
+    member.put(b"3")
+    assert got == [b"1", b"2", b"3"] and member.early == []
+
+
+# ---- a real socket's rules on the plain path -------------------------------------------------------
+
+
+def _events(first: int, last: int) -> bytes:
+    return encoder.encode(Events("t", last, [TableEvent(s, "r1", {"type": "x"}) for s in range(first, last + 1)]))
+
+
+async def test_a_frame_that_must_wait_is_left_untouched_by_the_plain_path():
+    """``_forward_now`` refuses, changing nothing (the frame goes to the waiting path whole):
+    with the send queue full, after a hole in the seqs, and for a resync."""
+    ctx = SimpleNamespace(settings=Settings(jwt_secret="x" * 40, send_queue_frames=2))
+    conn = Connection(FastSocket(), ctx, channels=None)
+    conn.last_seq["t"] = 4
+    feed = conn.feed("t", asyncio.Event())
+    assert not conn._forward_now("t", _events(7, 8), feed)  # 5 and 6 missing: from PostgreSQL first
+    assert not conn._forward_now("t", RESYNC, feed)
+    assert conn.last_seq["t"] == 4 and conn.out.empty()
+    assert conn._forward_now("t", _events(2, 4), feed) and conn.out.empty()  # held already: dropped
+    assert conn._forward_now("t", _events(5, 5), feed) and conn._forward_now("t", _events(6, 6), feed)
+    assert conn.last_seq["t"] == 6 and conn.out.qsize() == 2  # the queue's bound: full now
+    assert not conn._forward_now("t", _events(7, 7), feed)
+    assert conn.last_seq["t"] == 6 and conn.out.qsize() == 2
+

@@ -1,5 +1,5 @@
-"""What every socket derives from a published frame (its text, its seqs) is worked out
-once per frame, not once per socket."""
+"""What every socket derives from a published frame (its ASGI message, its seqs) is worked
+out once per frame, not once per socket."""
 
 from server.ws import outbox
 from server.ws.peek import batch_seqs
@@ -7,20 +7,22 @@ from server.ws.peek import batch_seqs
 
 def test_one_frame_is_decoded_once_and_equal_frames_are_not_confused():
     big = ('{"type":"events","events":[' + ",".join(['{"x":"é"}'] * 1000) + "]}").encode()
-    first = outbox.text_of(big)
-    assert first == big.decode() and outbox.text_of(big) is first  # the same str object: decoded once
+    first = outbox.message_of(big)
+    assert first == {"type": "websocket.send", "bytes": None, "text": big.decode()}
+    assert outbox.message_of(big) is first  # the same message: decoded once, for every socket
     twin = bytes(bytearray(big))  # equal content, another object: decoded on its own
-    assert outbox.text_of(twin) == first and outbox.text_of(twin) is not first
+    assert outbox.message_of(twin) == first and outbox.message_of(twin) is not first
 
 
 def test_the_cache_stays_bounded_and_small_frames_are_not_kept():
-    outbox.text_of.cache.clear()
-    assert outbox.text_of(b'{"type":"pong"}') == '{"type":"pong"}' and not outbox.text_of.cache
-    frames = [(f'{{"n":{i},"pad":"' + "x" * 5000 + '"}').encode() for i in range(outbox.text_of.size + 10)]
+    message_of = outbox.message_of
+    message_of.cache.clear()
+    assert message_of(b'{"type":"pong"}')["text"] == '{"type":"pong"}' and not message_of.cache
+    frames = [(f'{{"n":{i},"pad":"' + "x" * 5000 + '"}').encode() for i in range(message_of.size + 10)]
     for f in frames:
-        assert outbox.text_of(f) == f.decode()
-    assert len(outbox.text_of.cache) == outbox.text_of.size
-    assert all(outbox.text_of.cache[id(f)][0] is f for f in frames[-outbox.text_of.size:])
+        assert message_of(f)["text"] == f.decode()
+    assert len(message_of.cache) == message_of.size
+    assert all(message_of.cache[id(f)][0] is f for f in frames[-message_of.size:])
 
 
 def test_a_frames_seqs_are_read_once():
