@@ -72,13 +72,17 @@ def rss_kib(pid: int, field: str = "VmRSS") -> int:
     return 0
 
 
-def start_py_spy(pid: int, seconds: float, out: Path) -> subprocess.Popen:
+def start_py_spy(pid: int, seconds: float, out: Path, *, native: bool = False) -> subprocess.Popen:
+    """py-spy on ``pid`` (and its children) for ``seconds``; ``native``: with the C frames
+    below the Python ones (what a call into a C extension spends, down to the syscalls),
+    which means pausing the process for each sample."""
     exe = Path(sys.executable).with_name("py-spy")  # the venv's, else the PATH's
     if not exe.exists():
         exe = Path(shutil.which("py-spy") or exe)
     # --subprocesses: a `--workers N` server's workers are the supervisor's children
+    how = ["--native"] if native else ["--nonblocking"]
     return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200",
-                             "--format", "raw", "--output", str(out), "--nonblocking", "--subprocesses"],
+                             "--format", "raw", "--output", str(out), *how, "--subprocesses"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -93,8 +97,8 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
             continue
         count = int(n)
         total += count
-        frames = [f.split(" (")[0] + " (" + f.split(" (")[1].split(":")[0].split("/")[-1] + ")" if " (" in f else f
-                  for f in stack.split(";")]
+        frames = [f.split(" (")[0] + " (" + f.split(" (")[1].rstrip(")").split(":")[0].split("/")[-1] + ")"
+                  if " (" in f else f for f in stack.split(";")]
         self_t[frames[-1]] += count
         for f in set(frames):
             incl[f] += count

@@ -31,7 +31,8 @@ crowd    one live wheel, ``--players`` sockets each a player subscribed to it; t
          sent, acked, refused by code; ack latency; cores busy over the window; the
          settlement's time (the result's ack, and its events' arrival at the last socket);
          the ledger check.
-profile  py-spy samples the server during the peak bet load: where the CPU time goes.
+profile  py-spy samples the server during the peak bet load: where the CPU time goes
+         (``--native``: down to the C frames and syscalls below the Python ones).
 scale    ``casino serve --workers N`` for each N of ``--workers`` in turn, alternating
          ``--rounds`` times, each on a fresh server: peak (one closed-loop round: echo and
          acked bets/s; then the half-load latency) and fanout (one event to ``--sockets``
@@ -114,7 +115,7 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         for _ in range(a.rounds):
             echo = await phase(echoes, "closed", a.seconds)
             await croupier.open_spins()
-            spy = start_py_spy(srv.pid, a.seconds, profile_out) if profile_out else None
+            spy = start_py_spy(srv.pid, a.seconds, profile_out, native=a.native) if profile_out else None
             bets = await phase(bettors, "closed", a.seconds)
             if spy:
                 await asyncio.to_thread(spy.wait, a.seconds + 60)
@@ -402,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
         s.add_argument("--workers", type=int, default=1, help="casino serve --workers N (the profile samples each)")
+        s.add_argument("--native", action="store_true", help="profile: the C frames too (pauses the server a sample)")
         _warmup(s)
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])

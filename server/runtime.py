@@ -190,6 +190,7 @@ class TableRuntime:
         self.logged_batches = 0
         self.snapshot_due = True
         self.task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs in, for submit's futures
         self._timer: asyncio.TimerHandle | None = None
         self._timer_key: str | None = None
         self._timer_due: tuple[str, float] | None = None  # (its command, loop time): the pages' countdown
@@ -332,7 +333,9 @@ class TableRuntime:
         fut = self.inflight.get(key)
         if fut is not None:
             return fut  # a retry while the first is still in flight: the same answer
-        fut = asyncio.get_running_loop().create_future()
+        if self._loop is None:  # (asked once: Python 3.11 asks the kernel for its pid each time)
+            self._loop = asyncio.get_running_loop()
+        fut = self._loop.create_future()
         if key in self.rejected:
             fut.set_result(self.rejected[key])
             return fut
