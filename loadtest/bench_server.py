@@ -403,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
         s.add_argument("--workers", type=int, default=1, help="casino serve --workers N (the profile samples each)")
-        s.add_argument("--native", action="store_true", help="profile: the C frames too (pauses the server a sample)")
+        if name == "profile":
+            s.add_argument("--native", action="store_true", help="the C frames too (pauses the server a sample)")
         _warmup(s)
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])

@@ -137,12 +137,18 @@ async def test_a_player_splits_doubles_and_wins_on_the_page(server, floor, open_
         await phone.screenshot(path=str(screenshots_dir() / "blackjack-phone.png"))
         # The page's reads of the view are held from here: the split and the card reach it
         # only as events, and the buttons it showed for 8-8 must not outlive them (a Split
-        # offered on 8-3 would be refused; CI once caught the page showing it).
+        # offered on 8-3 would be refused; CI once caught the page showing it). The held reads
+        # then fail (a table moving between processes answers 503): the page reads again by
+        # itself, with no event to prompt it, and her decisions come back.
         views_held = asyncio.Event()
 
         async def hold_view(route):
+            if views_held.is_set():
+                await route.continue_()
+                return
             await views_held.wait()
-            await route.continue_()
+            await route.fulfill(status=503, content_type="application/json",
+                                body='{"status_code": 503, "detail": "table_unavailable"}')
 
         await page.route(f"**/tables/{T}", hold_view)
         await page.click("#action-split")
@@ -151,7 +157,7 @@ async def test_a_player_splits_doubles_and_wins_on_the_page(server, floor, open_
         await croupier.play(T, {"type": "card", "box": 3, "hand": 0, "card": THREE_C})
         await page.wait_for_selector('[data-box="3"] [data-hand="0"][data-total="11"]')
         assert await page.locator("#actions").count() == 0  # the events moved past the view
-        views_held.set()  # the route lets every read through from now on
+        views_held.set()  # the held reads fail; every later one goes through
         await page.wait_for_selector("#action-double")
         # 8-3 is no pair: no Split on the page.
         assert sorted(await _buttons(page)) == ["action-double", "action-hit", "action-stand"]

@@ -293,7 +293,7 @@ function drawControls() {
     if (legal("decline_offer")) {
       btns.push(h("button", { id: `decline${sfx}`, onclick: () => play({ type: "decline_offer", box }, "Declined") }, "No, thanks"));
     }
-    rows.push(h("div", { class: "row offer", dataset: { offer: o } }, ...btns));
+    if (btns.length > 1) rows.push(h("div", { class: "row offer", dataset: { offer: o } }, ...btns));
   });
   // Decisions on the hand whose turn it is, when that hand is his.
   if (view.turn && view.turn.length) {
@@ -498,7 +498,9 @@ function onEvents(events) {
     drawControls(); // the decisions the view offered wait for the next view (see `legal`)
   }
   if (money_) refreshBalance();
-  scheduleRefresh(ended ? 0 : 150);
+  // (decisions hidden until the next view: read it at once, not after the betting's debounce)
+  const waiting = !!view && (view.legal || []).some((t) => DECISIONS.has(t));
+  scheduleRefresh(ended || waiting ? 0 : 150);
 }
 
 // ---- the view -----------------------------------------------------------------------------------
@@ -521,6 +523,9 @@ async function refresh() {
     if (seq < lastEventSeq) scheduleRefresh(150); // still behind the events: its decisions wait
   } catch (e) {
     showError(e);
+    // (a table moving between processes answers 503 for a moment: the decisions it hides
+    // must not wait for the next event, which may be the auto-stand)
+    if (seq < lastEventSeq) scheduleRefresh(1000);
   }
 }
 
