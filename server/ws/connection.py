@@ -61,7 +61,7 @@ from server.ws import hub
 from server.ws.feed import Feed
 from server.ws.handshake import presented_token
 from server.ws.outbox import Outbox
-from server.ws.peek import batch_seqs, cid_of, events_decoder
+from server.ws.peek import BatchSeqs, batch_seqs, cid_of, events_decoder
 from server.ws.shares import frame_for
 
 log = logging.getLogger("casino.ws")
@@ -410,7 +410,7 @@ class Connection(Outbox):
     def feed(self, table: str, gate: asyncio.Event) -> Feed:
         """The table's frames to this socket (``server.ws.feed``), held until ``gate`` opens
         (its snapshot or replay is out)."""
-        feed = Feed(lambda frame: self._forward_now(table, frame, feed),
+        feed = Feed(lambda frame: self._forward_now(table, frame),
                     lambda frame: self._forward_later(table, frame, feed), gate,
                     lambda exc: self._stream_failed(table, exc))
         return feed
@@ -423,13 +423,13 @@ class Connection(Outbox):
                   exc_info=(type(exc), exc, exc.__traceback__))
         self.close(CLOSE_STREAM_FAILED, "the table's stream failed here: reconnect")
 
-    def _outgoing(self, table: str, frame: bytes, first: int, seq: int) -> bytes | None:
-        """What of a frame (its events from ``first`` to ``seq``) goes to this socket, its seq
-        taken as seen: the events it does not hold yet, as this socket's player may see them."""
-        have = self.last_seq.get(table, 0)
+    def _outgoing(self, table: str, frame: bytes, peek: BatchSeqs) -> bytes | None:
+        """What of a frame goes to this socket, its seq taken as seen: the events it does not
+        hold yet, as this socket's player may see them."""
+        have, seq = self.last_seq.get(table, 0), peek.seq
         if seq <= have:
             return None
-        if first <= have:
+        if peek.events and peek.events[0].seq <= have:
             # This socket already holds the batch's first events (its snapshot or replay was
             # taken mid-batch): only the rest goes out (rare, so encoded here).
             msg = events_decoder.decode(frame)
@@ -439,22 +439,22 @@ class Connection(Outbox):
             return frame_for(frame, self.share[table])
         return frame
 
-    def _hole_before(self, table: str, first: int) -> bool:
-        """Frames were lost on the way (a broker connection dropped) before one starting at
-        ``first``. (A crowd table's hub hands a socket only what concerns it: holes by design;
-        the hub, seeing every frame, sends RESYNC for frames lost on the way.)"""
-        return first > self.last_seq.get(table, 0) + 1 and table not in self.share
+    def _hole_before(self, table: str, peek: BatchSeqs) -> bool:
+        """Frames were lost on the way (a broker connection dropped) before this one. (A crowd
+        table's hub hands a socket only what concerns it: holes by design; the hub, seeing
+        every frame, sends RESYNC for frames lost on the way.)"""
+        return (bool(peek.events) and peek.events[0].seq > self.last_seq.get(table, 0) + 1
+                and table not in self.share)
 
-    def _forward_now(self, table: str, frame: bytes, feed: Feed) -> bool:
+    def _forward_now(self, table: str, frame: bytes) -> bool:
         """A table's frame on its way, in the task that received it (``server.ws.feed``):
         False, touching nothing, when it has to wait for something (see ``_forward_later``)."""
         if self.closing or self._full() or frame[:len(RESYNC)] == RESYNC:
             return False
         peek = batch_seqs(frame)
-        first = peek.events[0].seq if peek.events else peek.seq
-        if peek.events and self._hole_before(table, first):
+        if self._hole_before(table, peek):
             return False
-        out = self._outgoing(table, frame, first, peek.seq)
+        out = self._outgoing(table, frame, peek)
         if out is not None:
             self._queue(out)
         return True
@@ -470,12 +470,11 @@ class Connection(Outbox):
                 upto = await self.resources.manager.committed_seq(table, conn)
             return upto <= have or await self._fill_gap(table, have, upto, feed)
         peek = batch_seqs(frame)
-        first = peek.events[0].seq if peek.events else peek.seq
         # What this socket missed comes from PostgreSQL first, so it never sees a hole in the seqs.
-        if (peek.events and self._hole_before(table, first)
-                and not await self._fill_gap(table, self.last_seq.get(table, 0), first - 1, feed)):
+        if (self._hole_before(table, peek)
+                and not await self._fill_gap(table, self.last_seq.get(table, 0), peek.events[0].seq - 1, feed)):
             return False
-        out = self._outgoing(table, frame, first, peek.seq)
+        out = self._outgoing(table, frame, peek)
         if out is None:
             return True
         if self._full() and feed.qsize > BACKLOG_FACTOR * self.bound:

@@ -183,13 +183,12 @@ async def test_a_frame_that_must_wait_is_left_untouched_by_the_plain_path():
     ctx = SimpleNamespace(settings=Settings(jwt_secret="x" * 40, send_queue_frames=2))
     conn = Connection(FastSocket(), ctx, channels=None)
     conn.last_seq["t"] = 4
-    feed = conn.feed("t", asyncio.Event())
-    assert not conn._forward_now("t", _events(7, 8), feed)  # 5 and 6 missing: from PostgreSQL first
-    assert not conn._forward_now("t", RESYNC, feed)
+    assert not conn._forward_now("t", _events(7, 8))  # 5 and 6 missing: from PostgreSQL first
+    assert not conn._forward_now("t", RESYNC)
     assert conn.last_seq["t"] == 4 and conn.out.empty()
-    assert conn._forward_now("t", _events(2, 4), feed) and conn.out.empty()  # held already: dropped
-    assert conn._forward_now("t", _events(5, 5), feed) and conn._forward_now("t", _events(6, 6), feed)
+    assert conn._forward_now("t", _events(2, 4)) and conn.out.empty()  # held already: dropped
+    assert conn._forward_now("t", _events(5, 5)) and conn._forward_now("t", _events(6, 6))
     assert conn.last_seq["t"] == 6 and conn.out.qsize() == 2  # the queue's bound: full now
-    assert not conn._forward_now("t", _events(7, 7), feed)
+    assert not conn._forward_now("t", _events(7, 7))
     assert conn.last_seq["t"] == 6 and conn.out.qsize() == 2
 
