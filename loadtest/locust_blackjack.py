@@ -92,8 +92,10 @@ class BlackjackPlayer(CasinoWsUser):
 
     def place_bets(self) -> None:
         t, me, amount = self.table, self.account, self.min_bet * random.randint(1, 3)
+        # (box_in_play: a box its holder left while a bet behind it is still in the round looks
+        # free to a bot that follows only the seats)
         races = ("betting_closed", "no_round", "seat_taken", "already_seated", "box_full", "one_box_each",
-                 "no_such_box")
+                 "no_such_box", "box_in_play")
         if self.behind:
             held = [b for b in range(1, len(self.seats)) if self.seats[b] and self.seats[b] != me]
             if held:
