@@ -313,8 +313,7 @@ class TableRuntime:
             if it.future is not None and not it.future.done():
                 metrics.refused("outcome_unknown")
                 it.future.set_result(Rejected(it.cid, "outcome_unknown", UNKNOWN, self.info.id))
-        while not self.queue.empty():
-            self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
+        self._refuse_queued()
 
     def idle(self) -> bool:
         """Between rounds with nothing queued or under way and no bet in play: the table may
@@ -378,7 +377,7 @@ class TableRuntime:
             self.rejected[(item.who.id, item.cid)] = msg
             if len(self.rejected) > REJECT_MEMORY:
                 self.rejected.popitem(last=False)
-        if item.future is not None and not item.future.done():
+        if item.future is not None:
             item.future.set_result(msg)
 
     # ---- the owner loop --------------------------------------------------------------------
@@ -430,9 +429,13 @@ class TableRuntime:
         self.stopped = True
         for it in batch:
             self._reject(it, code, message)
+        self._refuse_queued()
+        self.ctx.manager.lost(self.info.id)
+
+    def _refuse_queued(self) -> None:
+        """The commands queued behind a table that stops: nothing of theirs was written."""
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
-        self.ctx.manager.lost(self.info.id)
 
     async def _process(self, batch: list[Item]) -> None:
         # One pooled connection for the whole batch (each acquire/release costs a reset round

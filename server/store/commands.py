@@ -16,10 +16,9 @@ async def answered(conn: asyncpg.Connection, table_id: str, users: Sequence[str]
     stake or loss limits in ``currency`` (``server.play_limits``), in the same round trip, so
     that a batch of players without limits pays nothing for the check."""
     rows = await conn.fetch(
-        """SELECT user_id, cid, result::text AS result FROM command_results
-           WHERE table_id = $3 AND (user_id, cid) IN (SELECT * FROM unnest($1::text[], $2::text[]))
+        """SELECT user_id, cid, result::text AS result FROM commands_answered($3, $1::text[], $2::text[])
            UNION ALL
-           SELECT DISTINCT user_id, NULL, NULL FROM play_limits WHERE user_id = ANY($1::text[]) AND currency = $4""",
+           SELECT user_id, NULL, NULL FROM players_with_limits($1::text[], $4)""",
         users, cids, table_id, currency,
     )
     done = {(r["user_id"], r["cid"]): r["result"] for r in rows if r["cid"] is not None}

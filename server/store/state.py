@@ -131,7 +131,8 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 # trips were most of a batch's commit time): unless it was checked before, that none of its
 # commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
 # and none of its players has play limits (``$35``, the table's currency, when unchecked:
-# ``table_batch_unchecked``, migration 0118, raises otherwise); the ledger's operations
+# ``table_batch_unchecked``, migration 0118, raises otherwise; the two rules are 0120's
+# functions, which the replay check reads too); the ledger's operations
 # (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence (renew the lease
 # only if this process still owns the table, under the lease's epoch its runtime started
 # with, ``$38``, migration 0119; ``table_batch_fenced``, 0117, raises otherwise); events,
@@ -142,11 +143,8 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 _BATCH = """
 WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
-        $35::text IS NOT NULL AND EXISTS (
-            SELECT 1 FROM command_results c, unnest($36::text[], $37::text[]) AS u(user_id, cid)
-            WHERE c.user_id = u.user_id AND c.table_id = $1 AND c.cid = u.cid),
-        $35::text IS NOT NULL AND EXISTS (
-            SELECT 1 FROM play_limits l WHERE l.user_id = ANY($36::text[]) AND l.currency = $35)) AS n
+        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM commands_answered($1, $36::text[], $37::text[])),
+        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM players_with_limits($36::text[], $35))) AS n
 ), applied AS MATERIALIZED (
     SELECT ledger_apply_or_raise($23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[],
                                  $28::text[], $29::text[], $30::text[], $31::int[], $32::int[],
