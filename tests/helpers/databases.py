@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,3 +24,18 @@ async def new_database(pg_url: str, prefix: str) -> AsyncIterator[str]:
     finally:
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await admin.close()
+
+
+async def activity(conn: asyncpg.Connection, query: str, *args: object) -> object:
+    """``query``'s value over ``pg_stat_activity`` as it is now. Inside a transaction
+    PostgreSQL answers from the snapshot it took at the transaction's first look, so a poll
+    from a connection holding a lock would never see a backend that began to wait after
+    that: the snapshot is dropped first."""
+    await conn.execute("SELECT pg_stat_clear_snapshot()")
+    return await conn.fetchval(query, *args)
+
+
+async def until_waiting(conn: asyncpg.Connection, pid: int) -> None:
+    """Until backend ``pid`` waits for a lock (``activity``: polled from any connection)."""
+    while not await activity(conn, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):  # noqa: ASYNC110
+        await asyncio.sleep(0.01)  # (it polls PostgreSQL's state)

@@ -13,6 +13,7 @@ import pytest
 from games.errors import GameError
 from games.ledger import Hold, Ledger, accounts
 from server import store
+from tests.helpers.databases import until_waiting
 
 ANNA = accounts.wallet("anna", "CHF")
 BANK = accounts.bank("r1", "CHF")
@@ -128,9 +129,7 @@ async def test_the_lease_row_is_not_held_while_the_ledger_waits(pool, table):
         await tr.start()
         await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", ANNA)
         batch = asyncio.create_task(bet(conn, 2500))
-        while not await holder.fetchval(  # noqa: ASYNC110 (polls PostgreSQL's state)
-                "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", conn.get_server_pid()):
-            await asyncio.sleep(0.01)
+        await until_waiting(holder, conn.get_server_pid())
         try:
             await renewer.execute("SELECT 1 FROM table_owners WHERE table_id = 'r1' FOR UPDATE NOWAIT")
         except asyncpg.LockNotAvailableError:

@@ -13,6 +13,7 @@ import pytest
 
 from games.ledger import accounts
 from server.client import Rejected
+from tests.helpers.databases import activity
 
 from .conftest import until
 
@@ -38,9 +39,9 @@ async def test_a_backend_ended_under_a_batch_answers_outcome_unknown_and_the_tab
         bet = asyncio.create_task(iris.bet(T, "rouge", 1_000, cid="ou-1"))
 
         async def waiting() -> int | None:  # the table's statement, waiting for iris's wallet
-            return await db.fetchval(
-                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE 'casino%'"
-                " AND query LIKE '%ledger_apply_or_raise%'")
+            return await activity(  # type: ignore[return-value]
+                db, "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND application_name LIKE 'casino%' AND query LIKE '%ledger_apply_or_raise%'")
 
         pid = await until(waiting, 30)
         assert pid, (bet.done() and bet.exception(), floor.server.log()[-2000:])

@@ -12,6 +12,7 @@ import asyncpg
 from games.errors import GameError
 from games.ledger import Hold, Post, Transfer, accounts
 from games.ledger.store import apply_args, raised_refusal
+from tests.helpers.databases import until_waiting
 
 from .test_store import BANK, A, refusal_cases, snapshot
 
@@ -60,9 +61,7 @@ async def test_it_applies_in_order_and_counts_what_it_applied(ledger, pool, tabl
 
 
 async def wait_for_lock(conn, pid: int) -> None:
-    while not await conn.fetchval(  # noqa: ASYNC110 (polls PostgreSQL's state)
-            "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):
-        await asyncio.sleep(0.01)
+    await until_waiting(conn, pid)
 
 
 async def test_a_lost_race_on_an_id_is_asked_again_inside_the_statement(ledger, pool, table):

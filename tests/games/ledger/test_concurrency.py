@@ -7,6 +7,7 @@ import random
 
 from games.errors import GameError
 from games.ledger import Hold, Post, Transfer, Void, accounts
+from tests.helpers.databases import activity, until_waiting
 
 A = accounts.wallet("anna", "CHF")
 BANK = accounts.bank("r1", "CHF")
@@ -96,8 +97,8 @@ async def test_one_id_raced_with_different_content(ledger, pool, table):
                 return outcome
 
         racers = [asyncio.create_task(attempt_on(ledger, c2, [other])), asyncio.create_task(in_transaction())]
-        while await c1.fetchval("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])"  # noqa: ASYNC110
-                                " AND wait_event_type = 'Lock'", pids) < 2:  # (it polls PostgreSQL's state)
+        while await activity(c1, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1::int[])"  # noqa: ASYNC110
+                             " AND wait_event_type = 'Lock'", pids) < 2:  # type: ignore[operator]
             await asyncio.sleep(0.01)  # until both wait on the uncommitted id
         await tr.commit()
         assert await asyncio.gather(*racers) == ["id_conflict", "id_conflict"]
@@ -122,9 +123,7 @@ async def test_a_post_whose_hold_commits_while_it_waits(ledger, pool, table):
         await tr.start()
         await ledger.apply([Hold("h1", A, BANK, 300, "bet", "s1")], conn=c1)  # holds anna's lock
         batch = asyncio.create_task(ledger.apply([Transfer("t1", A, b, 100, "gift"), Post("p1", "h1")], conn=c2))
-        while not await c1.fetchval(  # noqa: ASYNC110 (polls PostgreSQL's state)
-                "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", c2.get_server_pid()):
-            await asyncio.sleep(0.01)
+        await until_waiting(c1, c2.get_server_pid())
         await tr.commit()
         assert [(r.op, r.amount) for r in await batch] == [("transfer", 100), ("post", 300)]
     assert [(await ledger.balance(x)).posted for x in (A, b, BANK)] == [9600, 10100, 300]
