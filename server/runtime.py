@@ -43,6 +43,7 @@ import collections
 import contextlib
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
@@ -145,17 +146,6 @@ class Item:
         return self.who.role == "system"
 
 
-class Done(NamedTuple):
-    """A batch written (its transaction may still enclose it: a companion's)."""
-
-    frames: list[bytes]  # to publish on the table's channel
-    acks: list[tuple[Item, int]]  # each command's answer: its last event's seq
-    seq: int
-    command: int
-    round: str
-    snapshot: bool
-
-
 class Staged(NamedTuple):
     """An item applied to the engine in a batch not yet committed."""
 
@@ -164,6 +154,55 @@ class Staged(NamedTuple):
     rounds: list[str]  # the round of each event
     command: Any  # the command as applied (``kind.draw``): what is logged; None: none
     own: int  # how many of ``events`` its command produced
+
+
+class Tip(NamedTuple):
+    """Where the table's log stands after a batch: the counters the next batch numbers from."""
+
+    seq: int  # the last event
+    command: int  # the command counter
+    round: str
+    logged_batches: int  # batches logged since the last snapshot
+    snapshot_due: bool  # the next batch must take one
+    batches: int  # batch statements written (what the next statement names: the chain, migration 0121)
+
+
+class Done(NamedTuple):
+    """What a batch's statement writes, to be answered once it is committed (its transaction
+    may still enclose it: a companion's)."""
+
+    published: list[TableEvent]  # its events as the table's channel shows them (one frame)
+    acks: list[tuple[Item, int]]  # each command's answer: its last event's seq
+    after: Tip
+    snapshot: bool
+
+
+class Prepared(NamedTuple):
+    """A batch's statement, built and ready to send (``TableRuntime._prepare``)."""
+
+    done: Done
+    write: Callable[[Any], Awaitable[None]]  # the statement (in a transaction with more, unless ``single``)
+    single: bool  # one statement alone: it may go to PostgreSQL behind another (the pipeline)
+
+
+@dataclass
+class Open:
+    """The batch being staged in the pipeline: its items applied to the working engine, on top
+    of every batch in flight, and not sent yet."""
+
+    items: list[Item] = field(default_factory=list)  # every item taken, in order, refused ones too
+    staged: list[Staged] = field(default_factory=list)
+    held: list[tuple[Item, str, str]] = field(default_factory=list)  # refusals, until the statement checks them
+
+
+class Flight(NamedTuple):
+    """A batch whose statement is in PostgreSQL (``TableRuntime._flow``)."""
+
+    batch: Open
+    prepared: Prepared
+    started: float  # time.monotonic() when sent: the commit time's start
+    task: asyncio.Task[None]
+    behind: bool  # sent while another batch was in PostgreSQL (its statement waits for that one)
 
 
 class TableRuntime:
@@ -189,6 +228,7 @@ class TableRuntime:
         self.round = ""
         self.logged_batches = 0
         self.snapshot_due = True
+        self.batches = 0  # batch statements written at the table (``table_state.batches``: the chain)
         self.task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs in, for submit's futures
         self._timer: asyncio.TimerHandle | None = None
@@ -206,7 +246,15 @@ class TableRuntime:
         self._held: list[tuple[Item, str, str]] | None = None
         self.stopped = False
         self._busy = False  # a batch is being applied and committed
+        # The items of the batches being committed (a cut-off leaves their outcome unknown).
         self._batch: list[Item] = []
+        # The pipeline (``_flow``): the batch being staged, not sent yet; a committed batch's
+        # commands found to give other events applied again while later ones were staged on
+        # top (the committed engine is rebuilt once nothing is ahead of it); and the flow's
+        # wake-up, queued when a batch's statement returns.
+        self._open: Open | None = None
+        self._diverged = False
+        self._landed = Item(self.system, "landed", None)
         self._idle = asyncio.Event()
         # Being closed for good (archived): no command but the closing one is taken any more.
         self.sealed = False
@@ -270,7 +318,7 @@ class TableRuntime:
             logged = await store.logged_commands(conn, self.info.id, loaded.state_command)
             stored = await store.stored_events(conn, self.info.id, loaded.state_seq) if logged else []
         self._replay(logged, stored, loaded.seq)
-        self.seq = loaded.seq
+        self.seq, self.batches = loaded.seq, loaded.batches
         self.command = logged[-1].n if logged else loaded.state_command
         self.committed_engine = self._copy(self.engine)
         self.round = self.kind.round_id(self.engine)
@@ -382,32 +430,48 @@ class TableRuntime:
 
     # ---- the owner loop --------------------------------------------------------------------
     async def _run(self) -> None:
+        backlog: collections.deque[Item] = collections.deque()  # taken by the pipeline, for the checked way
         while True:
-            item = await self.queue.get()
+            item = backlog.popleft() if backlog else await self.queue.get()
+            if item is self._landed:  # (a pipeline's wake-up it no longer waited for)
+                continue
             if self.stopped:  # stopping: no batch is begun any more (``stop`` answers the rest)
                 self.queue.put_nowait(item)
+                while backlog:
+                    self.queue.put_nowait(backlog.popleft())
                 return
             batch = [item]
-            while len(batch) < BATCH and not self.queue.empty():
-                batch.append(self.queue.get_nowait())
+            while len(batch) < BATCH and (backlog or not self.queue.empty()):
+                more = backlog.popleft() if backlog else self.queue.get_nowait()
+                if more is not self._landed:
+                    batch.append(more)
             self._busy = True
             self._idle.clear()
             self._batch = batch
             try:
-                await self._process(batch)
+                if self._pipelined(batch):
+                    backlog.extend(await self._flow(batch))
+                else:
+                    await self._process(batch)
             except LostOwnership:
                 log.warning("table %s: another process owns it now; stopping here", self.info.id)
-                self._give_up(batch, "table_unavailable", "The table moved to another server; reconnect.")
+                self._give_up(self._batch, "table_unavailable", "The table moved to another server; reconnect.")
                 return
-            except OutcomeUnknown:
+            except (OutcomeUnknown, store.ChainBroken) as exc:
                 # Committed or not, the table's state here may not be the database's: it is
                 # read again from there, here or in another process, at once on the notice
                 # (a statement still running from here writes nothing then: the lease's epoch
                 # moves on when the table is taken again). The table's recovery voids, refunds
-                # or pauses the round it was in, as after a crash.
-                log.exception("table %s: the connection failed under a batch's statement; the table restarts "
-                              "from the database", self.info.id)
-                self._give_up(batch, "outcome_unknown", UNKNOWN)
+                # or pauses the round it was in, as after a crash. (A broken chain: the table
+                # was not at the batch its statement named, so nothing of it was written.)
+                if isinstance(exc, OutcomeUnknown):
+                    log.exception("table %s: the outcome of a batch's statement is unknown; the table restarts "
+                                  "from the database", self.info.id)
+                    self._give_up(self._batch, "outcome_unknown", UNKNOWN)
+                else:
+                    log.error("table %s: the table's database row is not at the batch this process wrote last; "
+                              "the table restarts from the database", self.info.id)
+                    self._give_up(self._batch, "table_unavailable", "The table is restarting; try again.")
                 with contextlib.suppress(Exception):
                     async with self.ctx.pool.acquire() as conn:
                         await store.hand_back(conn, self.ctx.settings.owner_id, self.info.id)
@@ -416,16 +480,17 @@ class TableRuntime:
             except Exception:  # never let one bad batch kill the table
                 log.exception("table %s: batch failed", self.info.id)
                 self._rollback()
-                for it in batch:
+                for it in self._batch:
                     self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
             finally:
                 self._busy = False
+                self._held = None
                 self._idle.set()
             self._arm_timer()
 
     def _give_up(self, batch: list[Item], code: str, message: str) -> None:
         """The table stops here at once: the batch's unanswered commands get ``code``, those
-        queued behind it ``table_unavailable`` (nothing of theirs was written)."""
+        staged or queued behind it ``table_unavailable`` (nothing of theirs was written)."""
         self.stopped = True
         for it in batch:
             self._reject(it, code, message)
@@ -433,10 +498,268 @@ class TableRuntime:
         self.ctx.manager.lost(self.info.id)
 
     def _refuse_queued(self) -> None:
-        """The commands queued behind a table that stops: nothing of theirs was written."""
+        """The commands staged or queued behind a table that stops: nothing of theirs was written."""
+        behind = self._open.items if self._open is not None else []
         while not self.queue.empty():
-            self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
+            behind.append(self.queue.get_nowait())
+        for it in behind:
+            if it is not self._landed:
+                self._reject(it, "table_unavailable", "The table is closing; try again.")
 
+    # ---- the pipeline ----------------------------------------------------------------------
+    def _pipelined(self, batch: list[Item]) -> bool:
+        """Whether ``batch`` starts a pipeline (``_flow``): not at a table with companions (they
+        write in the batch's transaction, after reading the database), nor with a player
+        known to have play limits (his batch takes the replay check first: ``_process``)."""
+        if self.companions:
+            return False
+        return not any(not it.system and it.who.id in self.known_limited for it in batch)
+
+    async def _flow(self, batch: list[Item]) -> list[Item]:
+        """Batches one behind another, for as long as commands keep coming (issue 14). Each
+        command is applied to the engine as it arrives, on top of every batch still being
+        committed; the batch so staged is sent as soon as the one before it has returned, or
+        at once, behind it, while fewer than ``pipeline_depth`` are in PostgreSQL: its
+        statement waits there for the one before to commit or roll back (the chain, migration
+        0121), and writes nothing unless that one was written. A returned batch is answered
+        after the next is sent, so neither its answers nor the next batch's engine work stand
+        between two commits.
+
+        Every batch goes unchecked (``_process``'s fast way), its refusals held until its
+        statement shows none answers a retry. When one fails, nothing behind it was written
+        either: the engine goes back to the committed state, the failed batch runs the
+        checked way, alone, and what was staged behind it is staged again. Returns the items
+        it did not take, in order (a player with play limits: the checked way)."""
+        flights: collections.deque[Flight] = collections.deque()
+        work = collections.deque(batch)  # taken, not staged yet
+        rest: list[Item] = []
+        self.limited = set()
+        self._open = Open()
+        self._held = self._open.held
+        try:
+            while True:
+                self._take(work, rest, flights)
+                landed: list[Flight] = []
+                while flights and flights[0].task.done():
+                    head = flights[0]
+                    exc = head.task.exception()
+                    if exc is None:
+                        landed.append(flights.popleft())
+                        continue
+                    if isinstance(exc, store.ChainBroken) and head.behind:
+                        # It reached PostgreSQL before the batch ahead of it had locked the
+                        # table's row, found the count not moved on yet and wrote nothing; that
+                        # batch has committed since (it landed): the same statement again.
+                        flights[0] = self._resend(head)
+                    break
+                if flights and flights[0].task.done():  # the first in flight failed
+                    for f in landed:  # (committed before it)
+                        self._land(f, ahead=True)
+                    work.extendleft(reversed(await self._recover(flights)))
+                    continue
+                if self._may_send(flights):
+                    # (numbered on from the last batch sent: landed ones move the table on below)
+                    last = flights[-1] if flights else landed[-1] if landed else None
+                    flights.append(self._send(flights, last.prepared.done.after if last else self._committed()))
+                for f in landed:
+                    self._land(f, ahead=bool(flights) or bool(self._open.staged))
+                if landed:
+                    self._batch = [it for f in flights for it in f.batch.items]
+                    self._arm_timer()
+                if self._diverged and not flights and not self._open.staged:
+                    self._rebuild_committed()
+                if not flights:
+                    if self.stopped:  # what is staged or queued is refused (``stop``: nothing of it was written)
+                        for it in work:
+                            self._reject(it, "table_unavailable", "The table is closing; try again.")
+                        return rest
+                    if self._open.held and not self._open.staged:  # refusals alone: checked, then sent
+                        held, self._open = self._open.held, Open()
+                        self._held = self._open.held
+                        async with self.ctx.pool.acquire() as conn:
+                            await self._answer_held(conn, held)
+                        continue
+                    if not self._open.items and (rest or not (work or not self.queue.empty())):
+                        return rest + list(work)
+                    continue
+                # Wait for a statement to return or a command to come.
+                if self.queue.empty():
+                    item = await self.queue.get()
+                    if item is not self._landed:
+                        work.append(item)
+                elif not self._staging(work, rest):
+                    await asyncio.wait([flights[0].task])  # (what is queued waits for it)
+        except BaseException as exc:
+            # The table stops (``_run``): what was taken and not sent is refused with what is
+            # staged (``_refuse_queued``).
+            if self._open is not None:
+                self._open.items.extend([*rest, *work])
+            if isinstance(exc, (LostOwnership, OutcomeUnknown, store.ChainBroken)) \
+                    or not isinstance(exc, Exception):
+                raise
+            # A fault of the pipeline's own: statements still running may commit. Their
+            # commands are answered as unknown (sent again, each is applied at most once) and
+            # the table is read again from the database.
+            log.exception("table %s: the pipeline failed", self.info.id)
+            self._batch = [it for f in flights for it in f.batch.items]
+            raise OutcomeUnknown(self.info.id) from exc
+
+    def _staging(self, work: collections.deque[Item], rest: list[Item]) -> bool:
+        """Whether the open batch takes more now."""
+        return not rest and not self.stopped and not self._diverged and self._open is not None \
+            and len(self._open.items) < BATCH and bool(work or not self.queue.empty())
+
+    def _take(self, work: collections.deque[Item], rest: list[Item], flights: collections.deque[Flight]) -> None:
+        """Stage what has come in onto the open batch, in order, until it is full; a player
+        known to have play limits stops it (his command and what follows go the checked way)."""
+        batch = self._open
+        assert batch is not None
+        while self._staging(work, rest):
+            it = work.popleft() if work else self.queue.get_nowait()
+            if it is self._landed:
+                continue
+            if not it.system and it.who.id in self.known_limited:
+                rest.append(it)
+                return
+            batch.items.append(it)
+            try:
+                staged = self._stage(it)
+            except Exception:
+                # An engine bug: this one is refused, and the working engine is built again from
+                # the committed one and what is staged on top of it (applied again, as each
+                # commit does to the committed engine).
+                log.exception("table %s: engine failed on %r", self.info.id, it.command)
+                self._restage([s for f in flights for s in f.batch.staged] + batch.staged)
+                self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
+                continue
+            if staged is not None:
+                batch.staged.append(staged)
+
+    def _may_send(self, flights: collections.deque[Flight]) -> bool:
+        """Whether the open batch goes to PostgreSQL now: when nothing is there, or behind what
+        is there while fewer than ``pipeline_depth`` are, each alone in its statement (one
+        with more to write runs in a transaction, only when nothing is ahead of it), and a
+        connection is free now (none is waited for while the table holds one)."""
+        batch = self._open
+        if batch is None or not batch.staged or self.stopped:
+            return False
+        if not flights:
+            return True
+        if len(flights) >= max(1, self.ctx.settings.pipeline_depth) or not flights[-1].prepared.single:
+            return False
+        if any(s.it.who.role not in ("player", "system") and s.it.command is not None for s in batch.staged):
+            return False  # a console action is audited in the batch's transaction
+        pool = self.ctx.pool
+        return pool.get_idle_size() > 0 or pool.get_size() < pool.get_max_size()
+
+    def _send(self, flights: collections.deque[Flight], base: Tip) -> Flight:
+        """The open batch's statement to PostgreSQL, numbered on from ``base`` (the table after
+        the last batch sent); a new open batch begins."""
+        batch = self._open
+        assert batch is not None
+        prepared = self._prepare(batch.staged, base, batch.held)
+        flight = Flight(batch, prepared, time.monotonic(), self._fly_task(prepared, batch.staged), bool(flights))
+        self._batch = [*self._batch, *batch.items] if flights else list(batch.items)
+        self._open = Open()
+        self._held = self._open.held
+        return flight
+
+    def _resend(self, flight: Flight) -> Flight:
+        """A batch's statement sent again, now that nothing is ahead of it (``_flow``)."""
+        metrics.resent()
+        return flight._replace(task=self._fly_task(flight.prepared, flight.batch.staged), behind=False)
+
+    def _fly_task(self, prepared: Prepared, staged: list[Staged]) -> asyncio.Task[None]:
+        task = asyncio.create_task(self._fly(prepared, staged), name=f"table {self.info.id} batch")
+        task.add_done_callback(self._wake)
+        return task
+
+    def _wake(self, task: asyncio.Task[None]) -> None:
+        """A statement returned: the flow looks (its exception is read there, or here when
+        the flow was cut off)."""
+        if not task.cancelled():
+            task.exception()
+        self.queue.put_nowait(self._landed)
+
+    async def _fly(self, prepared: Prepared, staged: list[Staged]) -> None:
+        """A batch's statement on a connection of its own; then, committed, the limits its
+        events changed (on the same connection)."""
+        async with self.ctx.pool.acquire() as conn:
+            try:
+                await prepared.write(conn)
+            except (LostOwnership, store.Unchecked, store.ChainBroken):
+                raise
+            except Exception as exc:
+                if outcome_unknown(exc, _closed(conn)):
+                    raise OutcomeUnknown(self.info.id) from exc
+                raise
+            await self._record_limits([ev for s in staged for ev in s.events], conn)
+
+    def _land(self, flight: Flight, ahead: bool) -> None:
+        """A batch committed: the table moves on, its held refusals and its answers are sent."""
+        self._move_on(flight.batch.staged, flight.prepared.done, ahead)
+        for it, code, message in flight.batch.held:
+            self._reject(it, code, message)
+        self._answer(flight.batch.staged, flight.prepared.done, flight.started)
+
+    async def _recover(self, flights: collections.deque[Flight]) -> list[Item]:
+        """The first batch in flight failed. Once every statement behind it has returned too
+        (none of them was written: the chain), the engine goes back to the committed state and
+        the failed batch runs again the checked way, alone (one command at a time if refused
+        again); returns what was behind it, to be staged again. Raises where the table must
+        stop: another owner, a broken chain, an outcome unknown (of the failed batch, or of one
+        behind it: were it written, so was the failed one)."""
+        await asyncio.wait([f.task for f in flights])
+        head, *behind = flights
+        flights.clear()
+        exc = head.task.exception()
+        assert exc is not None
+        self._batch = [it for f in (head, *behind) for it in f.batch.items]
+        if isinstance(exc, (LostOwnership, store.ChainBroken)):
+            raise exc
+        if isinstance(exc, OutcomeUnknown) or self._diverged or any(
+                not isinstance(f.task.exception(), store.ChainBroken) for f in behind):
+            raise OutcomeUnknown(self.info.id) from exc
+        batch, again = head.batch, [it for f in behind for it in f.batch.items]
+        if self._open is not None:
+            again += self._open.items
+        self._rollback()
+        self._open = Open()
+        self._held = None
+        if isinstance(exc, store.Unchecked):
+            metrics.rechecked(str(exc))
+        else:
+            metrics.rechecked("failed")
+            if not isinstance(exc, GameError):
+                log.warning("table %s: a batch of %d commands could not be committed (%s: %s); again with the "
+                            "replay check", self.info.id, len(batch.staged), type(exc).__name__, exc)
+        self._batch = list(batch.items)
+        async with self.ctx.pool.acquire() as conn:
+            await self._checked(batch.items, conn)
+        # (a player found with limits is known now: his commands leave the flow, ``_take``)
+        self._batch, self.limited = [], set()
+        self._held = self._open.held
+        return again
+
+    def _restage(self, staged: list[Staged]) -> None:
+        """The working engine built again: the committed one with ``staged`` applied again on
+        top, each checked to give the events it gave (else the pipeline fails: ``_flow``)."""
+        engine = self._copy(self.committed_engine)
+        self._apply_again(engine, staged)
+        self.engine = engine
+
+    def _apply_again(self, engine: Any, staged: list[Staged]) -> None:
+        """``staged``'s commands applied to ``engine`` again, each checked to give the events it
+        gave the first time (RuntimeError otherwise: the engines are pure, so it is a bug)."""
+        for s in staged:
+            if s.command is None:
+                continue
+            again = self.kind.engine_events(engine, s.command, self.kind.actor(s.it.who))
+            first = len(s.it.pre)
+            if again != s.events[first:first + s.own]:
+                raise RuntimeError(f"{event_tag(s.command)} gave other events applied again")
+
+    # ---- one batch at a time ---------------------------------------------------------------
     async def _process(self, batch: list[Item]) -> None:
         # One pooled connection for the whole batch (each acquire/release costs a reset round
         # trip; issue 7's profile).
@@ -453,7 +776,8 @@ class TableRuntime:
                     self._rollback()
                     metrics.rechecked(str(why))
                 else:
-                    await self._answer_held(conn)
+                    held, self._held = self._held, None
+                    await self._answer_held(conn, held or [])
                     return
                 finally:
                     self._held = None
@@ -473,11 +797,10 @@ class TableRuntime:
                 batch = [it for it in batch if not _answer_again(it, done)]
         await self._apply(batch, conn)
 
-    async def _answer_held(self, conn: Any) -> None:
+    async def _answer_held(self, conn: Any, held: list[tuple[Item, str, str]]) -> None:
         """The refusals an unchecked batch held back when it committed nothing: each is sent,
         unless its command id was accepted here before (a retry), which gets that answer
         again."""
-        held, self._held = self._held or [], None
         players = [it for it, _, _ in held if not it.system]
         done: dict[tuple[str, str], str] = {}
         if players:
@@ -487,19 +810,29 @@ class TableRuntime:
             if not _answer_again(it, done):
                 self._reject(it, code, message)
 
+    def _stage(self, it: Item) -> Staged | None:
+        """``it`` applied to the working engine: what it gave, or None if the engine refused
+        it (the refusal sent, or held: ``_refused``; the engine is as it was). An engine
+        fault other than a refusal raises."""
+        before = self.kind.round_id(self.engine)
+        command: Any = None
+        own: list[Any] = []
+        try:
+            if it.command is not None:
+                command = self.kind.draw(self.engine, it.command)
+                own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
+        except GameError as exc:
+            self._refused(it, exc.code, exc.message)
+            return None
+        events = [*it.pre, *own]
+        rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
+        return Staged(it, events, rounds, command, len(own))
+
     async def _apply(self, items: list[Item], conn: Any) -> None:
         staged: list[Staged] = []
         for n, it in enumerate(items):
-            before = self.kind.round_id(self.engine)
-            command: Any = None
-            own: list[Any] = []
             try:
-                if it.command is not None:
-                    command = self.kind.draw(self.engine, it.command)
-                    own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
-            except GameError as exc:
-                self._refused(it, exc.code, exc.message)
-                continue
+                one = self._stage(it)
             except Exception:
                 # An engine bug: back to the committed state, refuse this one, redo the others.
                 log.exception("table %s: engine failed on %r", self.info.id, it.command)
@@ -507,9 +840,8 @@ class TableRuntime:
                 self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
                 await self._apply([s.it for s in staged] + items[n + 1:], conn)
                 return
-            events = [*it.pre, *own]
-            rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
-            staged.append(Staged(it, events, rounds, command, len(own)))
+            if one is not None:
+                staged.append(one)
         if not staged:
             return
         started = time.monotonic()
@@ -526,7 +858,7 @@ class TableRuntime:
                         staged[-1] = last._replace(events=last.events + joined, rounds=last.rounds + [
                             last.rounds[-1] if last.rounds else ""] * len(joined))
                     done = await self._commit(staged, conn)
-        except (LostOwnership, store.Unchecked, OutcomeUnknown):
+        except (LostOwnership, store.Unchecked, OutcomeUnknown, store.ChainBroken):
             raise
         except Exception as exc:
             if outcome_unknown(exc, _closed(conn)):
@@ -561,12 +893,6 @@ class TableRuntime:
             held, self._held = self._held, None
             for it, code, message in held:
                 self._reject(it, code, message)
-        # Per batch: two observes; per command: a counter increment and an observe, children
-        # held by self.metrics (no label lookups).
-        now = self.leased_at = time.monotonic()
-        m = self.metrics
-        m.commit.observe(now - started)
-        m.batch.observe(len(staged))
         committed = [ev for s in staged for ev in s.events]
         await self._record_limits(committed, conn)
         for companion in self.companions:
@@ -575,18 +901,29 @@ class TableRuntime:
             except Exception:  # committed all the same; a companion catches up from the stored events
                 log.exception("table %s: companion %s failed after the commit", self.info.id,
                               type(companion).__name__)
-        channel = channel_of(self.info.id)
+        self._answer(staged, done, started)
+
+    def _answer(self, staged: list[Staged], done: Done, started: float) -> None:
+        """A committed batch's acknowledgements, then its events on the table's channel, all of
+        them in one ``events`` message encoded once for every subscriber."""
+        # Per batch: two observes; per command: a counter increment and an observe, children
+        # held by self.metrics (no label lookups).
+        now = self.leased_at = time.monotonic()  # (each commit renewed the lease)
+        m = self.metrics
+        m.commit.observe(now - started)
+        m.batch.observe(len(staged))
         for it, last_seq in done.acks:
             if it.future is not None and not it.future.done():
                 it.future.set_result(Accepted(it.cid, self.info.id, last_seq))
                 if not it.system:
                     m.accepted(it.command).inc()
                     m.ack.observe(now - it.arrived)
-        try:
-            for frame in done.frames:
-                self.ctx.channels.publish(frame, channel)
-        except Exception:  # committed all the same: subscribers catch up by seq on resume
-            log.exception("table %s: broadcast failed", self.info.id)
+        if done.published:
+            try:
+                self.ctx.channels.publish(encoder.encode(Events(self.info.id, done.after.seq, done.published)),
+                                          channel_of(self.info.id))
+            except Exception:  # committed all the same: subscribers catch up by seq on resume
+                log.exception("table %s: broadcast failed", self.info.id)
 
     async def _record_limits(self, events: list[Any], conn: Any) -> None:
         """Versioned limits for the limits store (``server.store.limits``; the engine state stays
@@ -597,9 +934,21 @@ class TableRuntime:
             except Exception:
                 log.exception("table %s: could not record the limits change", self.info.id)
 
+    def _committed(self) -> Tip:
+        return Tip(self.seq, self.command, self.round, self.logged_batches, self.snapshot_due, self.batches)
+
     async def _commit(self, staged: list[Staged], conn: Any) -> Done:
+        """The batch written on ``conn``, numbered on from the committed state (one batch at a time)."""
+        prepared = self._prepare(staged, self._committed(), self._held)
+        await prepared.write(conn)
+        return prepared.done
+
+    def _prepare(self, staged: list[Staged], base: Tip, held: list[tuple[Item, str, str]] | None) -> Prepared:
+        """The batch's statement, numbered on from ``base`` (the table after the batch before
+        it), from the working engine as the batch leaves it; ``held``: the refusals of a batch
+        sent unchecked, whose command ids its statement checks with its own (None: checked)."""
         tid = self.info.id
-        seq, n = self.seq, self.command
+        seq, n = base.seq, base.command
         logged: list[tuple] = []
         event_rows: list[tuple] = []
         published: list[TableEvent] = []
@@ -635,8 +984,8 @@ class TableRuntime:
         every = self.ctx.settings.snapshot_batches or SNAPSHOT_BATCHES
         # Kept for disputes: the state a round opens with (and after a start, or in place of a
         # command the log cannot hold); not the periodic ones, which the log makes redundant.
-        keep = self.snapshot_due or last_round != self.round or unreadable
-        snapshot = keep or self.logged_batches + 1 >= every
+        keep = base.snapshot_due or last_round != base.round or unreadable
+        snapshot = keep or base.logged_batches + 1 >= every
         state = self.kind.dump(self.engine) if snapshot else None
         ops = self.kind.ledger_ops(self.info, all_events)
         # The list of wagers in play is written when holds are released and at a snapshot; a
@@ -646,21 +995,28 @@ class TableRuntime:
         refs = open_refs(tid, self.kind.open_wagers(self.engine)) if snapshot or releases else None
         opened = self.accounts.opened_by(all_events)
         limited = bool(ops) and bool(self.limited)
+        unchecked = None if held is None else store.Unanswered(self.info.currency, [
+            (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
+            (it.who.id, it.cid) for it, _, _ in held if not it.system])
+        after = Tip(seq, n, last_round, 0 if snapshot else base.logged_batches + 1,
+                    base.snapshot_due and not snapshot, base.batches + 1)
 
-        async def record() -> None:
+        async def record(conn: Any) -> None:
             owned = await store.record_batch(
                 conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, refs,
-                logged, n, state, keep, ops,
-                unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
-                    (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
-                    (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
-                epoch=self.epoch,
+                logged, n, state, keep, ops, unchecked=unchecked, epoch=self.epoch, batches=base.batches,
             )
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)
 
-        if opened or limited or audits:
+        async def write(conn: Any) -> None:
+            if not (opened or limited or audits):
+                # Most batches: the ledger's operations and the rest of the batch in one
+                # statement, its own transaction, one round trip (issue 14: BEGIN, the ledger,
+                # the batch and COMMIT were four, most of a commit's time).
+                await record(conn)
+                return
             # What the batch statement does not carry goes first, in one transaction with it.
             async with conn.transaction():
                 if opened:
@@ -673,24 +1029,17 @@ class TableRuntime:
                 if audits:
                     # Console actions (croupier, chef, director) are audited with the batch.
                     await store.audit.record_many(conn, audits)
-                await record()
-        else:
-            # Most batches: the ledger's operations and the rest of the batch in one statement,
-            # its own transaction, one round trip (issue 14: BEGIN, the ledger, the batch and
-            # COMMIT were four, most of a commit's time).
-            await record()
-        # The whole batch in one message, encoded once for every subscriber.
-        frames = [encoder.encode(Events(tid, seq, published))] if published else []
-        return Done(frames, acks, seq, n, last_round, snapshot)
+                await record(conn)
 
-    def _move_on(self, staged: list[Staged], done: Done) -> None:
-        """The batch is committed: the table's counters and its committed engine follow it."""
-        self.seq, self.command, self.round = done.seq, done.command, done.round
-        if done.snapshot:
-            self.snapshot_due, self.logged_batches = False, 0
-        else:
-            self.logged_batches += 1
-        self._advance_committed(staged)  # (after: a divergence asks for the next snapshot)
+        return Prepared(Done(published, acks, after, snapshot), write, not (opened or limited or audits))
+
+    def _move_on(self, staged: list[Staged], done: Done, ahead: bool = False) -> None:
+        """The batch is committed: the table's counters and its committed engine follow it
+        (``ahead``: later batches are staged on the working engine already)."""
+        after = done.after
+        self.seq, self.command, self.round, self.batches = after.seq, after.command, after.round, after.batches
+        self.logged_batches, self.snapshot_due = after.logged_batches, after.snapshot_due
+        self._advance_committed(staged, ahead)  # (after: a divergence asks for the next snapshot)
 
     # ---- the committed engine ------------------------------------------------------------
     def _copy(self, engine: Any) -> Any:
@@ -709,25 +1058,30 @@ class TableRuntime:
             self._committed_bytes = (key, self.kind.dump(self.committed_engine))
         self.engine = self.kind.load(self._committed_bytes[1])
 
-    def _advance_committed(self, staged: list[Staged]) -> None:
+    def _advance_committed(self, staged: list[Staged], ahead: bool = False) -> None:
         """A committed batch's commands applied to the committed engine, each checked to give
         the events it gave the first time. Should an engine ever differ (a bug: they are
         pure), the committed engine is rebuilt from the working one, which is exactly what
-        was committed, and the table plays on."""
-        engine = self.committed_engine
+        was committed, and the table plays on; with later batches ``ahead`` on the working
+        engine, once they have all been committed (``_flow``), the committed engine standing
+        still meanwhile."""
+        if self._diverged:
+            return
         try:
-            for s in staged:
-                if s.command is None:
-                    continue
-                again = self.kind.engine_events(engine, s.command, self.kind.actor(s.it.who))
-                first = len(s.it.pre)
-                if again != s.events[first:first + s.own]:
-                    raise RuntimeError(f"{event_tag(s.command)} gave other events applied again")
+            self._apply_again(self.committed_engine, staged)
         except Exception:
             log.exception("table %s: the committed engine diverged; rebuilt from the working one", self.info.id)
-            self.committed_engine = self._copy(self.engine)
-            # The log since the snapshot may not replay either: the next batch takes one, kept.
-            self.snapshot_due = True
+            if ahead:
+                self._diverged = True
+            else:
+                self._rebuild_committed()
+
+    def _rebuild_committed(self) -> None:
+        """The committed engine as the working one (nothing is staged beyond what was committed)."""
+        self.committed_engine = self._copy(self.engine)
+        self._diverged = False
+        # The log since the snapshot may not replay either: the next batch takes one, kept.
+        self.snapshot_due = True
 
     def _reads_back(self, command: Any, raw: bytes) -> bool:
         """Whether a command's JSON decodes to the very command (what a replay would apply).

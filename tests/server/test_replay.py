@@ -7,9 +7,10 @@ a tampered history is found at the very event.
 
 The runtime runs here in the test's process on a real PostgreSQL, with the test as its
 clock (it fires each timer the kind asks for, RNG draws included) and a seeded random
-stream of players' and a director's commands, many of them refused, sent alone or several
-in one batch. After each step a second runtime restores the table from the database and
-is compared with the live one."""
+stream of players' and a director's commands, many of them refused, sent alone, several in
+one batch, or while a batch is being committed (staged on top of it and sent behind it: the
+pipeline, a refusal by the ledger sending what was behind it round again). After each step
+a second runtime restores the table from the database and is compared with the live one."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class Table:
 
     def __init__(self, ctx: Any, info: TableInfo, rng: random.Random) -> None:
         self.ctx, self.info, self.rng = ctx, info, rng
+        self.pace = random.Random(info.id)  # when the test yields to the table within a burst
         self.kind = game_kind(info.game)
         self.rt: TableRuntime | None = None
         self.cid = 0
@@ -93,20 +95,29 @@ class Table:
     async def step(self) -> None:
         rt = self.rt
         assert rt is not None
-        futures = []
-        burst = self.rng.choice((1, 1, 1, 2, 3, 5))
-        for _ in range(burst):
+        burst: list[Item] = []  # chosen from the state before the burst, then sent
+        for _ in range(self.rng.choice((1, 1, 1, 2, 3, 5))):
             if self.rng.random() < 0.3:
                 item = self._timer()
                 if item is not None:
-                    rt.queue.put_nowait(item)
-                    futures.append(item.future)
+                    burst.append(item)
                 continue
             who, command = self.command()
             if command is None:
                 continue
             self.cid += 1
-            futures.append(rt.submit(who, f"c{self.cid}", command))
+            burst.append(Item(who, f"c{self.cid}", command))
+        futures = []
+        for item in burst:
+            if item.system:
+                rt.queue.put_nowait(item)
+                futures.append(item.future)
+            else:
+                futures.append(rt.submit(item.who, item.cid, item.command))
+            for _ in range(self.pace.choice((0, 0, 1, 3))):
+                # The table takes what came so far: the commands after it are staged on top of
+                # a batch being committed, and sent behind it (the pipeline) or after it.
+                await asyncio.sleep(0)
         if futures:
             await asyncio.wait_for(asyncio.gather(*futures), 10)
         self.rounds.add(self.kind.round_id(rt.engine))
