@@ -195,14 +195,17 @@ class Open:
     held: list[tuple[Item, str, str]] = field(default_factory=list)  # refusals, until the statement checks them
 
 
-class Flight(NamedTuple):
+@dataclass
+class Flight:
     """A batch whose statement is in PostgreSQL (``TableRuntime._flow``)."""
 
     batch: Open
     prepared: Prepared
     started: float  # time.monotonic() when sent: the commit time's start
-    task: asyncio.Task[None]
     behind: bool  # sent while another batch was in PostgreSQL (its statement waits for that one)
+    task: asyncio.Task[None] | None = None
+    written: bool = False  # committed; answered once every batch ahead of it is
+    error: Exception | None = None  # nothing of it was written, or (OutcomeUnknown) it is not known
 
 
 class TableRuntime:
@@ -253,6 +256,7 @@ class TableRuntime:
         # top (the committed engine is rebuilt once nothing is ahead of it); and the flow's
         # wake-up, queued when a batch's statement returns.
         self._open: Open | None = None
+        self._flights: collections.deque[Flight] = collections.deque()
         self._diverged = False
         self._landed = Item(self.system, "landed", None)
         self._idle = asyncio.Event()
@@ -518,19 +522,20 @@ class TableRuntime:
     async def _flow(self, batch: list[Item]) -> list[Item]:
         """Batches one behind another, for as long as commands keep coming (issue 14). Each
         command is applied to the engine as it arrives, on top of every batch still being
-        committed; the batch so staged is sent as soon as the one before it has returned, or
-        at once, behind it, while fewer than ``pipeline_depth`` are in PostgreSQL: its
-        statement waits there for the one before to commit or roll back (the chain, migration
-        0121), and writes nothing unless that one was written. A returned batch is answered
-        after the next is sent, so neither its answers nor the next batch's engine work stand
-        between two commits.
+        committed; the batch so staged is sent at once when nothing is in PostgreSQL, or
+        behind what is there while fewer than ``pipeline_depth`` are: its statement waits
+        there for the one before to commit or roll back (the chain, migration 0121), and
+        writes nothing unless that one was written. Each statement's task answers its own
+        batch once it is committed and every batch ahead of it answered (``_land_ready``),
+        after sending the next, so neither the answers nor the next batch's engine work stand
+        between two commits, and an answer costs no more hops than one batch at a time did.
 
         Every batch goes unchecked (``_process``'s fast way), its refusals held until its
         statement shows none answers a retry. When one fails, nothing behind it was written
         either: the engine goes back to the committed state, the failed batch runs the
         checked way, alone, and what was staged behind it is staged again. Returns the items
         it did not take, in order (a player with play limits: the checked way)."""
-        flights: collections.deque[Flight] = collections.deque()
+        flights = self._flights
         work = collections.deque(batch)  # taken, not staged yet
         rest: list[Item] = []
         self.limited = set()
@@ -538,37 +543,16 @@ class TableRuntime:
         self._held = self._open.held
         try:
             while True:
-                self._take(work, rest, flights)
-                landed: list[Flight] = []
-                while flights and flights[0].task.done():
-                    head = flights[0]
-                    exc = head.task.exception()
-                    if exc is None:
-                        landed.append(flights.popleft())
-                        continue
-                    if isinstance(exc, store.ChainBroken) and head.behind:
-                        # It reached PostgreSQL before the batch ahead of it had locked the
-                        # table's row, found the count not moved on yet and wrote nothing; that
-                        # batch has committed since (it landed): the same statement again.
-                        flights[0] = self._resend(head)
-                    break
-                if flights and flights[0].task.done():  # the first in flight failed
-                    for f in landed:  # (committed before it)
-                        self._land(f, ahead=True)
-                    work.extendleft(reversed(await self._recover(flights)))
+                self._take(work, rest)
+                self._land_ready()
+                if flights and flights[0].error is not None:  # the first in flight failed
+                    work.extendleft(reversed(await self._recover()))
                     continue
-                if self._may_send(flights):
-                    # (numbered on from the last batch sent: landed ones move the table on below)
-                    last = flights[-1] if flights else landed[-1] if landed else None
-                    flights.append(self._send(flights, last.prepared.done.after if last else self._committed()))
-                for f in landed:
-                    self._land(f, ahead=bool(flights) or bool(self._open.staged))
-                if landed:
-                    self._batch = [it for f in flights for it in f.batch.items]
-                    self._arm_timer()
-                if self._diverged and not flights and not self._open.staged:
-                    self._rebuild_committed()
+                if self._may_send():
+                    self._send()
                 if not flights:
+                    if self._diverged and not self._open.staged:
+                        self._rebuild_committed()
                     if self.stopped:  # what is staged or queued is refused (``stop``: nothing of it was written)
                         for it in work:
                             self._reject(it, "table_unavailable", "The table is closing; try again.")
@@ -582,13 +566,16 @@ class TableRuntime:
                     if not self._open.items and (rest or not (work or not self.queue.empty())):
                         return rest + list(work)
                     continue
-                # Wait for a statement to return or a command to come.
+                # Wait for a command to come or a statement to return (those that fail, and the
+                # last one in, wake the flow: ``_fly``).
                 if self.queue.empty():
                     item = await self.queue.get()
                     if item is not self._landed:
                         work.append(item)
                 elif not self._staging(work, rest):
-                    await asyncio.wait([flights[0].task])  # (what is queued waits for it)
+                    task = flights[0].task
+                    assert task is not None
+                    await asyncio.wait([task])  # (what is queued waits for it)
         except BaseException as exc:
             # The table stops (``_run``): what was taken and not sent is refused with what is
             # staged (``_refuse_queued``).
@@ -602,6 +589,7 @@ class TableRuntime:
             # the table is read again from the database.
             log.exception("table %s: the pipeline failed", self.info.id)
             self._batch = [it for f in flights for it in f.batch.items]
+            flights.clear()
             raise OutcomeUnknown(self.info.id) from exc
 
     def _staging(self, work: collections.deque[Item], rest: list[Item]) -> bool:
@@ -609,7 +597,7 @@ class TableRuntime:
         return not rest and not self.stopped and not self._diverged and self._open is not None \
             and len(self._open.items) < BATCH and bool(work or not self.queue.empty())
 
-    def _take(self, work: collections.deque[Item], rest: list[Item], flights: collections.deque[Flight]) -> None:
+    def _take(self, work: collections.deque[Item], rest: list[Item]) -> None:
         """Stage what has come in onto the open batch, in order, until it is full; a player
         known to have play limits stops it (his command and what follows go the checked way)."""
         batch = self._open
@@ -629,18 +617,18 @@ class TableRuntime:
                 # the committed one and what is staged on top of it (applied again, as each
                 # commit does to the committed engine).
                 log.exception("table %s: engine failed on %r", self.info.id, it.command)
-                self._restage([s for f in flights for s in f.batch.staged] + batch.staged)
+                self._restage([s for f in self._flights for s in f.batch.staged] + batch.staged)
                 self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
                 continue
             if staged is not None:
                 batch.staged.append(staged)
 
-    def _may_send(self, flights: collections.deque[Flight]) -> bool:
+    def _may_send(self) -> bool:
         """Whether the open batch goes to PostgreSQL now: when nothing is there, or behind what
         is there while fewer than ``pipeline_depth`` are, each alone in its statement (one
         with more to write runs in a transaction, only when nothing is ahead of it), and a
         connection is free now (none is waited for while the table holds one)."""
-        batch = self._open
+        batch, flights = self._open, self._flights
         if batch is None or not batch.staged or self.stopped:
             return False
         if not flights:
@@ -652,73 +640,94 @@ class TableRuntime:
         pool = self.ctx.pool
         return pool.get_idle_size() > 0 or pool.get_size() < pool.get_max_size()
 
-    def _send(self, flights: collections.deque[Flight], base: Tip) -> Flight:
-        """The open batch's statement to PostgreSQL, numbered on from ``base`` (the table after
-        the last batch sent); a new open batch begins."""
-        batch = self._open
+    def _send(self, landed: Tip | None = None) -> None:
+        """The open batch's statement to PostgreSQL, numbered on from the last batch sent (or
+        ``landed``: the table after batches committed and not answered yet, or the committed
+        state); a new open batch begins."""
+        batch, flights = self._open, self._flights
         assert batch is not None
-        prepared = self._prepare(batch.staged, base, batch.held)
-        flight = Flight(batch, prepared, time.monotonic(), self._fly_task(prepared, batch.staged), bool(flights))
+        base = flights[-1].prepared.done.after if flights else landed or self._committed()
+        flight = Flight(batch, self._prepare(batch.staged, base, batch.held), time.monotonic(), bool(flights))
         self._batch = [*self._batch, *batch.items] if flights else list(batch.items)
+        flights.append(flight)
+        self._fly_off(flight)
         self._open = Open()
         self._held = self._open.held
-        return flight
 
-    def _resend(self, flight: Flight) -> Flight:
-        """A batch's statement sent again, now that nothing is ahead of it (``_flow``)."""
-        metrics.resent()
-        return flight._replace(task=self._fly_task(flight.prepared, flight.batch.staged), behind=False)
+    def _fly_off(self, flight: Flight) -> None:
+        flight.task = asyncio.create_task(self._fly(flight), name=f"table {self.info.id} batch")
 
-    def _fly_task(self, prepared: Prepared, staged: list[Staged]) -> asyncio.Task[None]:
-        task = asyncio.create_task(self._fly(prepared, staged), name=f"table {self.info.id} batch")
-        task.add_done_callback(self._wake)
-        return task
-
-    def _wake(self, task: asyncio.Task[None]) -> None:
-        """A statement returned: the flow looks (its exception is read there, or here when
-        the flow was cut off)."""
-        if not task.cancelled():
-            task.exception()
-        self.queue.put_nowait(self._landed)
-
-    async def _fly(self, prepared: Prepared, staged: list[Staged]) -> None:
+    async def _fly(self, flight: Flight) -> None:
         """A batch's statement on a connection of its own; then, committed, the limits its
-        events changed (on the same connection)."""
-        async with self.ctx.pool.acquire() as conn:
-            try:
-                await prepared.write(conn)
-            except (LostOwnership, store.Unchecked, store.ChainBroken):
-                raise
-            except Exception as exc:
-                if outcome_unknown(exc, _closed(conn)):
-                    raise OutcomeUnknown(self.info.id) from exc
-                raise
-            await self._record_limits([ev for s in staged for ev in s.events], conn)
+        events changed (on the same connection), and the batch answered once every batch
+        ahead of it is (``_land_ready``). A failure is the flow's to handle: it is woken."""
+        try:
+            async with self.ctx.pool.acquire() as conn:
+                try:
+                    await flight.prepared.write(conn)
+                except (LostOwnership, store.Unchecked, store.ChainBroken):
+                    raise
+                except Exception as exc:
+                    if outcome_unknown(exc, _closed(conn)):
+                        raise OutcomeUnknown(self.info.id) from exc
+                    raise
+                await self._record_limits([ev for s in flight.batch.staged for ev in s.events], conn)
+        except BaseException as exc:  # (its own cancellation too: the outcome is unknown then)
+            flight.error = exc if isinstance(exc, Exception) else OutcomeUnknown(self.info.id)
+            self.queue.put_nowait(self._landed)
+            return
+        flight.written = True
+        self._land_ready()
 
-    def _land(self, flight: Flight, ahead: bool) -> None:
-        """A batch committed: the table moves on, its held refusals and its answers are sent."""
-        self._move_on(flight.batch.staged, flight.prepared.done, ahead)
-        for it, code, message in flight.batch.held:
-            self._reject(it, code, message)
-        self._answer(flight.batch.staged, flight.prepared.done, flight.started)
+    def _land_ready(self) -> None:
+        """The batches committed at the head of those in flight, answered in order, after the
+        next batch is sent in their place; a batch at the head whose statement ran before the
+        one ahead of it had locked the table's row (two backends: nothing orders them) found
+        the count not moved on and wrote nothing: that one committed, it goes again."""
+        flights = self._flights
+        landed: list[Flight] = []
+        while flights and flights[0].written:
+            landed.append(flights.popleft())
+        if flights and flights[0].behind and isinstance(flights[0].error, store.ChainBroken):
+            metrics.resent()
+            head = flights[0]
+            head.behind, head.error = False, None
+            self._fly_off(head)
+        if not landed:
+            return
+        if self._may_send():
+            self._send(landed[-1].prepared.done.after)
+        ahead = bool(flights) or bool(self._open is not None and self._open.staged)
+        for f in landed:
+            self._move_on(f.batch.staged, f.prepared.done, ahead)
+            for it, code, message in f.batch.held:
+                self._reject(it, code, message)
+            self._answer(f.batch.staged, f.prepared.done, f.started)
+        self._batch = [it for f in flights for it in f.batch.items]
+        self._arm_timer()
+        if not flights or flights[0].error is not None:
+            # The flow looks: more to send, or done; or the batch now first had failed (its
+            # own wake-up may have come while it was behind this one).
+            self.queue.put_nowait(self._landed)
 
-    async def _recover(self, flights: collections.deque[Flight]) -> list[Item]:
+    async def _recover(self) -> list[Item]:
         """The first batch in flight failed. Once every statement behind it has returned too
         (none of them was written: the chain), the engine goes back to the committed state and
         the failed batch runs again the checked way, alone (one command at a time if refused
         again); returns what was behind it, to be staged again. Raises where the table must
         stop: another owner, a broken chain, an outcome unknown (of the failed batch, or of one
         behind it: were it written, so was the failed one)."""
-        await asyncio.wait([f.task for f in flights])
+        flights = self._flights
+        await asyncio.wait([f.task for f in flights if f.task is not None])
         head, *behind = flights
         flights.clear()
-        exc = head.task.exception()
+        exc = head.error
         assert exc is not None
         self._batch = [it for f in (head, *behind) for it in f.batch.items]
         if isinstance(exc, (LostOwnership, store.ChainBroken)):
             raise exc
         if isinstance(exc, OutcomeUnknown) or self._diverged or any(
-                not isinstance(f.task.exception(), store.ChainBroken) for f in behind):
+                not isinstance(f.error, store.ChainBroken) for f in behind):
             raise OutcomeUnknown(self.info.id) from exc
         batch, again = head.batch, [it for f in behind for it in f.batch.items]
         if self._open is not None:

@@ -330,3 +330,38 @@ async def test_a_lost_lease_answers_every_command_in_flight_staged_or_taken(whee
     assert [getattr(x, "code", None) for x in answers] == ["table_unavailable"] * 3
     assert rt.stopped and lost == ["pl-1"]
     assert [await pending(wheel, p) for p in ("ann", "bob", "cyd")] == [0, 0, 0]
+
+
+async def test_a_failure_behind_that_returns_before_the_batch_ahead_is_still_recovered(wheel, monkeypatch):
+    """Two results in any order: dan's batch, behind ann's, fails (the ledger) and its
+    statement returns while ann's answer has not been read yet; once ann's is answered, dan's
+    failure is found at the head and handled (it was not lost with its wake-up)."""
+    rt = wheel.rt
+    real = store.record_batch
+    ann_read = asyncio.Event()
+    dan_failed = asyncio.Event()
+
+    async def ann_read_late(*args: Any, **kwargs: Any) -> bool:
+        try:
+            owned = await real(*args, **kwargs)
+        except Exception:
+            dan_failed.set()
+            raise
+        if not dan_failed.is_set():
+            await ann_read.wait()  # ann's committed; her answer is read only after dan's failure
+        return owned
+
+    monkeypatch.setattr(store, "record_batch", ann_read_late)
+    async with wallet_locked(wheel, "ann") as release:
+        first = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
+        await until(lambda: sent(wheel) == 1)
+        poor = rt.submit(DAN, "d1", RC.PlaceBet(spot="noir", amount=5_000))
+        await until(lambda: sent(wheel) == 2)
+        await release()
+    await asyncio.wait_for(dan_failed.wait(), 10)
+    await asyncio.sleep(0.05)  # (the flow has seen dan's wake-up: ann's batch is still ahead)
+    ann_read.set()
+    a, d = await asyncio.wait_for(asyncio.gather(first, poor), 10)
+    assert isinstance(a, Accepted) and isinstance(d, Rejected) and d.code == "insufficient_funds"
+    assert (await pending(wheel, "ann"), await pending(wheel, POOR)) == (1_000, 0)
+    await wheel.check_restore()
