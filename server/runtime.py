@@ -672,12 +672,18 @@ class TableRuntime:
                         raise OutcomeUnknown(self.info.id) from exc
                     raise
                 await self._record_limits([ev for s in flight.batch.staged for ev in s.events], conn)
+                flight.written = True
+                # Answered before the connection goes back: asyncpg's release yields to the loop
+                # (a shielded wait), a turn of the loop on every acknowledgement otherwise.
+                self._land_ready()
         except BaseException as exc:  # (its own cancellation too: the outcome is unknown then)
+            if flight.written:
+                if isinstance(exc, Exception):
+                    log.warning("table %s: a connection could not go back to the pool: %s", self.info.id, exc)
+                    return
+                raise
             flight.error = exc if isinstance(exc, Exception) else OutcomeUnknown(self.info.id)
             self.queue.put_nowait(self._landed)
-            return
-        flight.written = True
-        self._land_ready()
 
     def _land_ready(self) -> None:
         """The batches committed at the head of those in flight, answered in order, after the
