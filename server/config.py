@@ -55,10 +55,6 @@ class Settings:
     # A table's engine state is written at least every this many batches (and at each new
     # round; between, its commands are logged): 0 is the runtime's SNAPSHOT_BATCHES.
     snapshot_batches: int = 0
-    # How many of a table's batches may be in PostgreSQL at once (CASINO_PIPELINE_DEPTH): the
-    # next waits there for the one before to commit (server.runtime, the pipeline); 1: each is
-    # sent when the one before has returned (the next is staged meanwhile all the same).
-    pipeline_depth: int = 2
     # The most database connections this process holds (CASINO_DB_POOL). `--workers N` sets it
     # to each worker's share of the server's max_connections (games.db.pool.pool_share).
     db_pool: int = POOL_MAX
@@ -93,7 +89,6 @@ class Settings:
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
-            pipeline_depth=max(1, int(num("CASINO_PIPELINE_DEPTH", 2))),
             db_pool=parse_pool_size(os.environ.get("CASINO_DB_POOL") or str(POOL_MAX)),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),

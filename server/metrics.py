@@ -52,9 +52,6 @@ RECHECKED = Counter("casino_batches_rechecked", "Batches sent without the replay
                     "(the commit failed: a ledger refusal, a deadlock, ...)", ["why"])
 for _why in ("replayed", "limited", "failed"):
     RECHECKED.labels(_why)
-RESENT = Counter("casino_batches_resent", "Batches sent to PostgreSQL behind another (the pipeline) whose "
-                 "statement ran before that one had locked the table's row, wrote nothing and was sent "
-                 "again once it had committed")
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)
@@ -74,10 +71,6 @@ def refused(code: str) -> None:
 
 def rechecked(why: str) -> None:
     RECHECKED.labels(why).inc()
-
-
-def resent() -> None:
-    RESENT.inc()
 
 
 def ws_closed(code: int) -> None:

@@ -43,7 +43,6 @@ import collections
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
@@ -146,6 +145,17 @@ class Item:
         return self.who.role == "system"
 
 
+class Done(NamedTuple):
+    """A batch written (its transaction may still enclose it: a companion's)."""
+
+    frames: list[bytes]  # to publish on the table's channel
+    acks: list[tuple[Item, int]]  # each command's answer: its last event's seq
+    seq: int
+    command: int
+    round: str
+    snapshot: bool
+
+
 class Staged(NamedTuple):
     """An item applied to the engine in a batch not yet committed."""
 
@@ -154,58 +164,6 @@ class Staged(NamedTuple):
     rounds: list[str]  # the round of each event
     command: Any  # the command as applied (``kind.draw``): what is logged; None: none
     own: int  # how many of ``events`` its command produced
-
-
-class Tip(NamedTuple):
-    """Where the table's log stands after a batch: the counters the next batch numbers from."""
-
-    seq: int  # the last event
-    command: int  # the command counter
-    round: str
-    logged_batches: int  # batches logged since the last snapshot
-    snapshot_due: bool  # the next batch must take one
-    batches: int  # batch statements written (what the next statement names: the chain, migration 0121)
-
-
-class Done(NamedTuple):
-    """What a batch's statement writes, to be answered once it is committed (its transaction
-    may still enclose it: a companion's)."""
-
-    published: list[TableEvent]  # its events as the table's channel shows them (one frame)
-    acks: list[tuple[Item, int]]  # each command's answer: its last event's seq
-    after: Tip
-    snapshot: bool
-
-
-class Prepared(NamedTuple):
-    """A batch's statement, built and ready to send (``TableRuntime._prepare``)."""
-
-    done: Done
-    write: Callable[[Any], Awaitable[None]]  # the statement (in a transaction with more, unless ``single``)
-    single: bool  # one statement alone: it may go to PostgreSQL behind another (the pipeline)
-
-
-@dataclass
-class Open:
-    """The batch being staged in the pipeline: its items applied to the working engine, on top
-    of every batch in flight, and not sent yet."""
-
-    items: list[Item] = field(default_factory=list)  # every item taken, in order, refused ones too
-    staged: list[Staged] = field(default_factory=list)
-    held: list[tuple[Item, str, str]] = field(default_factory=list)  # refusals, until the statement checks them
-
-
-@dataclass
-class Flight:
-    """A batch whose statement is in PostgreSQL (``TableRuntime._flow``)."""
-
-    batch: Open
-    prepared: Prepared
-    started: float  # time.monotonic() when sent: the commit time's start
-    behind: bool  # sent while another batch was in PostgreSQL (its statement waits for that one)
-    task: asyncio.Task[None] | None = None
-    written: bool = False  # committed; answered once every batch ahead of it is
-    error: Exception | None = None  # nothing of it was written, or (OutcomeUnknown) it is not known
 
 
 class TableRuntime:
@@ -231,7 +189,6 @@ class TableRuntime:
         self.round = ""
         self.logged_batches = 0
         self.snapshot_due = True
-        self.batches = 0  # batch statements written at the table (``table_state.batches``: the chain)
         self.task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop it runs in, for submit's futures
         self._timer: asyncio.TimerHandle | None = None
@@ -249,16 +206,7 @@ class TableRuntime:
         self._held: list[tuple[Item, str, str]] | None = None
         self.stopped = False
         self._busy = False  # a batch is being applied and committed
-        # The items of the batches being committed (a cut-off leaves their outcome unknown).
         self._batch: list[Item] = []
-        # The pipeline (``_flow``): the batch being staged, not sent yet; a committed batch's
-        # commands found to give other events applied again while later ones were staged on
-        # top (the committed engine is rebuilt once nothing is ahead of it); and the flow's
-        # wake-up, queued when a batch's statement returns.
-        self._open: Open | None = None
-        self._flights: collections.deque[Flight] = collections.deque()
-        self._diverged = False
-        self._landed = Item(self.system, "landed", None)
         self._idle = asyncio.Event()
         # Being closed for good (archived): no command but the closing one is taken any more.
         self.sealed = False
@@ -322,7 +270,7 @@ class TableRuntime:
             logged = await store.logged_commands(conn, self.info.id, loaded.state_command)
             stored = await store.stored_events(conn, self.info.id, loaded.state_seq) if logged else []
         self._replay(logged, stored, loaded.seq)
-        self.seq, self.batches = loaded.seq, loaded.batches
+        self.seq = loaded.seq
         self.command = logged[-1].n if logged else loaded.state_command
         self.committed_engine = self._copy(self.engine)
         self.round = self.kind.round_id(self.engine)
@@ -434,48 +382,32 @@ class TableRuntime:
 
     # ---- the owner loop --------------------------------------------------------------------
     async def _run(self) -> None:
-        backlog: collections.deque[Item] = collections.deque()  # taken by the pipeline, for the checked way
         while True:
-            item = backlog.popleft() if backlog else await self.queue.get()
-            if item is self._landed:  # (a pipeline's wake-up it no longer waited for)
-                continue
+            item = await self.queue.get()
             if self.stopped:  # stopping: no batch is begun any more (``stop`` answers the rest)
                 self.queue.put_nowait(item)
-                while backlog:
-                    self.queue.put_nowait(backlog.popleft())
                 return
             batch = [item]
-            while len(batch) < BATCH and (backlog or not self.queue.empty()):
-                more = backlog.popleft() if backlog else self.queue.get_nowait()
-                if more is not self._landed:
-                    batch.append(more)
+            while len(batch) < BATCH and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
             self._busy = True
             self._idle.clear()
             self._batch = batch
             try:
-                if self._pipelined(batch):
-                    backlog.extend(await self._flow(batch))
-                else:
-                    await self._process(batch)
+                await self._process(batch)
             except LostOwnership:
                 log.warning("table %s: another process owns it now; stopping here", self.info.id)
-                self._give_up(self._batch, "table_unavailable", "The table moved to another server; reconnect.")
+                self._give_up(batch, "table_unavailable", "The table moved to another server; reconnect.")
                 return
-            except (OutcomeUnknown, store.ChainBroken) as exc:
+            except OutcomeUnknown:
                 # Committed or not, the table's state here may not be the database's: it is
                 # read again from there, here or in another process, at once on the notice
                 # (a statement still running from here writes nothing then: the lease's epoch
                 # moves on when the table is taken again). The table's recovery voids, refunds
-                # or pauses the round it was in, as after a crash. (A broken chain: the table
-                # was not at the batch its statement named, so nothing of it was written.)
-                if isinstance(exc, OutcomeUnknown):
-                    log.exception("table %s: the outcome of a batch's statement is unknown; the table restarts "
-                                  "from the database", self.info.id)
-                    self._give_up(self._batch, "outcome_unknown", UNKNOWN)
-                else:
-                    log.error("table %s: the table's database row is not at the batch this process wrote last; "
-                              "the table restarts from the database", self.info.id)
-                    self._give_up(self._batch, "table_unavailable", "The table is restarting; try again.")
+                # or pauses the round it was in, as after a crash.
+                log.exception("table %s: the connection failed under a batch's statement; the table restarts "
+                              "from the database", self.info.id)
+                self._give_up(batch, "outcome_unknown", UNKNOWN)
                 with contextlib.suppress(Exception):
                     async with self.ctx.pool.acquire() as conn:
                         await store.hand_back(conn, self.ctx.settings.owner_id, self.info.id)
@@ -484,17 +416,16 @@ class TableRuntime:
             except Exception:  # never let one bad batch kill the table
                 log.exception("table %s: batch failed", self.info.id)
                 self._rollback()
-                for it in self._batch:
+                for it in batch:
                     self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
             finally:
                 self._busy = False
-                self._held = None
                 self._idle.set()
             self._arm_timer()
 
     def _give_up(self, batch: list[Item], code: str, message: str) -> None:
         """The table stops here at once: the batch's unanswered commands get ``code``, those
-        staged or queued behind it ``table_unavailable`` (nothing of theirs was written)."""
+        queued behind it ``table_unavailable`` (nothing of theirs was written)."""
         self.stopped = True
         for it in batch:
             self._reject(it, code, message)
@@ -502,279 +433,10 @@ class TableRuntime:
         self.ctx.manager.lost(self.info.id)
 
     def _refuse_queued(self) -> None:
-        """The commands staged or queued behind a table that stops: nothing of theirs was written."""
-        behind = self._open.items if self._open is not None else []
+        """The commands queued behind a table that stops: nothing of theirs was written."""
         while not self.queue.empty():
-            behind.append(self.queue.get_nowait())
-        for it in behind:
-            if it is not self._landed:
-                self._reject(it, "table_unavailable", "The table is closing; try again.")
+            self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
 
-    # ---- the pipeline ----------------------------------------------------------------------
-    def _pipelined(self, batch: list[Item]) -> bool:
-        """Whether ``batch`` starts a pipeline (``_flow``): not at a table with companions (they
-        write in the batch's transaction, after reading the database), nor with a player
-        known to have play limits (his batch takes the replay check first: ``_process``)."""
-        if self.companions:
-            return False
-        return not any(not it.system and it.who.id in self.known_limited for it in batch)
-
-    async def _flow(self, batch: list[Item]) -> list[Item]:
-        """Batches one behind another, for as long as commands keep coming (issue 14). Each
-        command is applied to the engine as it arrives, on top of every batch still being
-        committed; the batch so staged is sent at once when nothing is in PostgreSQL, or
-        behind what is there while fewer than ``pipeline_depth`` are: its statement waits
-        there for the one before to commit or roll back (the chain, migration 0121), and
-        writes nothing unless that one was written. Each statement's task answers its own
-        batch once it is committed and every batch ahead of it answered (``_land_ready``),
-        after sending the next, so neither the answers nor the next batch's engine work stand
-        between two commits, and an answer costs no more hops than one batch at a time did.
-
-        Every batch goes unchecked (``_process``'s fast way), its refusals held until its
-        statement shows none answers a retry. When one fails, nothing behind it was written
-        either: the engine goes back to the committed state, the failed batch runs the
-        checked way, alone, and what was staged behind it is staged again. Returns the items
-        it did not take, in order (a player with play limits: the checked way)."""
-        flights = self._flights
-        work = collections.deque(batch)  # taken, not staged yet
-        rest: list[Item] = []
-        self.limited = set()
-        self._open = Open()
-        self._held = self._open.held
-        try:
-            while True:
-                self._take(work, rest)
-                self._land_ready()
-                if flights and flights[0].error is not None:  # the first in flight failed
-                    work.extendleft(reversed(await self._recover()))
-                    continue
-                if self._may_send():
-                    self._send()
-                if not flights:
-                    if self._diverged and not self._open.staged:
-                        self._rebuild_committed()
-                    if self.stopped:  # what is staged or queued is refused (``stop``: nothing of it was written)
-                        for it in work:
-                            self._reject(it, "table_unavailable", "The table is closing; try again.")
-                        return rest
-                    if self._open.held and not self._open.staged:  # refusals alone: checked, then sent
-                        held, self._open = self._open.held, Open()
-                        self._held = self._open.held
-                        async with self.ctx.pool.acquire() as conn:
-                            await self._answer_held(conn, held)
-                        continue
-                    if not self._open.items and (rest or not (work or not self.queue.empty())):
-                        return rest + list(work)
-                    continue
-                # Wait for a command to come or a statement to return (those that fail, and the
-                # last one in, wake the flow: ``_fly``).
-                if self.queue.empty():
-                    item = await self.queue.get()
-                    if item is not self._landed:
-                        work.append(item)
-                elif not self._staging(work, rest):
-                    task = flights[0].task
-                    assert task is not None
-                    await asyncio.wait([task])  # (what is queued waits for it)
-        except BaseException as exc:
-            # The table stops (``_run``): what was taken and not sent is refused with what is
-            # staged (``_refuse_queued``).
-            if self._open is not None:
-                self._open.items.extend([*rest, *work])
-            if isinstance(exc, (LostOwnership, OutcomeUnknown, store.ChainBroken)) \
-                    or not isinstance(exc, Exception):
-                raise
-            # A fault of the pipeline's own: statements still running may commit. Their
-            # commands are answered as unknown (sent again, each is applied at most once) and
-            # the table is read again from the database.
-            log.exception("table %s: the pipeline failed", self.info.id)
-            self._batch = [it for f in flights for it in f.batch.items]
-            flights.clear()
-            raise OutcomeUnknown(self.info.id) from exc
-
-    def _staging(self, work: collections.deque[Item], rest: list[Item]) -> bool:
-        """Whether the open batch takes more now."""
-        return not rest and not self.stopped and not self._diverged and self._open is not None \
-            and len(self._open.items) < BATCH and bool(work or not self.queue.empty())
-
-    def _take(self, work: collections.deque[Item], rest: list[Item]) -> None:
-        """Stage what has come in onto the open batch, in order, until it is full; a player
-        known to have play limits stops it (his command and what follows go the checked way)."""
-        batch = self._open
-        assert batch is not None
-        while self._staging(work, rest):
-            it = work.popleft() if work else self.queue.get_nowait()
-            if it is self._landed:
-                continue
-            if not it.system and it.who.id in self.known_limited:
-                rest.append(it)
-                return
-            batch.items.append(it)
-            try:
-                staged = self._stage(it)
-            except Exception:
-                # An engine bug: this one is refused, and the working engine is built again from
-                # the committed one and what is staged on top of it (applied again, as each
-                # commit does to the committed engine).
-                log.exception("table %s: engine failed on %r", self.info.id, it.command)
-                self._restage([s for f in self._flights for s in f.batch.staged] + batch.staged)
-                self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
-                continue
-            if staged is not None:
-                batch.staged.append(staged)
-
-    def _may_send(self) -> bool:
-        """Whether the open batch goes to PostgreSQL now: when nothing is there, or behind what
-        is there while fewer than ``pipeline_depth`` are, each alone in its statement (one
-        with more to write runs in a transaction, only when nothing is ahead of it), and a
-        connection is free now (none is waited for while the table holds one)."""
-        batch, flights = self._open, self._flights
-        if batch is None or not batch.staged or self.stopped:
-            return False
-        if not flights:
-            return True
-        if len(flights) >= max(1, self.ctx.settings.pipeline_depth) or not flights[-1].prepared.single:
-            return False
-        if any(s.it.who.role not in ("player", "system") and s.it.command is not None for s in batch.staged):
-            return False  # a console action is audited in the batch's transaction
-        pool = self.ctx.pool
-        return pool.get_idle_size() > 0 or pool.get_size() < pool.get_max_size()
-
-    def _send(self, landed: Tip | None = None) -> None:
-        """The open batch's statement to PostgreSQL, numbered on from the last batch sent (or
-        ``landed``: the table after batches committed and not answered yet, or the committed
-        state); a new open batch begins."""
-        batch, flights = self._open, self._flights
-        assert batch is not None
-        base = flights[-1].prepared.done.after if flights else landed or self._committed()
-        flight = Flight(batch, self._prepare(batch.staged, base, batch.held), time.monotonic(), bool(flights))
-        self._batch = [*self._batch, *batch.items] if flights else list(batch.items)
-        flights.append(flight)
-        self._fly_off(flight)
-        self._open = Open()
-        self._held = self._open.held
-
-    def _fly_off(self, flight: Flight) -> None:
-        flight.task = asyncio.create_task(self._fly(flight), name=f"table {self.info.id} batch")
-
-    async def _fly(self, flight: Flight) -> None:
-        """A batch's statement on a connection of its own; then, committed, the limits its
-        events changed (on the same connection), and the batch answered once every batch
-        ahead of it is (``_land_ready``). A failure is the flow's to handle: it is woken."""
-        try:
-            async with self.ctx.pool.acquire() as conn:
-                try:
-                    await flight.prepared.write(conn)
-                except (LostOwnership, store.Unchecked, store.ChainBroken):
-                    raise
-                except Exception as exc:
-                    if outcome_unknown(exc, _closed(conn)):
-                        raise OutcomeUnknown(self.info.id) from exc
-                    raise
-                await self._record_limits([ev for s in flight.batch.staged for ev in s.events], conn)
-                flight.written = True
-                # Answered before the connection goes back: asyncpg's release yields to the loop
-                # (a shielded wait), a turn of the loop on every acknowledgement otherwise.
-                self._land_ready()
-        except BaseException as exc:  # (its own cancellation too: the outcome is unknown then)
-            if flight.written:
-                if isinstance(exc, Exception):
-                    log.warning("table %s: a connection could not go back to the pool: %s", self.info.id, exc)
-                    return
-                raise
-            flight.error = exc if isinstance(exc, Exception) else OutcomeUnknown(self.info.id)
-            self.queue.put_nowait(self._landed)
-
-    def _land_ready(self) -> None:
-        """The batches committed at the head of those in flight, answered in order, after the
-        next batch is sent in their place; a batch at the head whose statement ran before the
-        one ahead of it had locked the table's row (two backends: nothing orders them) found
-        the count not moved on and wrote nothing: that one committed, it goes again."""
-        flights = self._flights
-        landed: list[Flight] = []
-        while flights and flights[0].written:
-            landed.append(flights.popleft())
-        if flights and flights[0].behind and isinstance(flights[0].error, store.ChainBroken):
-            metrics.resent()
-            head = flights[0]
-            head.behind, head.error = False, None
-            self._fly_off(head)
-        if not landed:
-            return
-        if self._may_send():
-            self._send(landed[-1].prepared.done.after)
-        ahead = bool(flights) or bool(self._open is not None and self._open.staged)
-        for f in landed:
-            self._move_on(f.batch.staged, f.prepared.done, ahead)
-            for it, code, message in f.batch.held:
-                self._reject(it, code, message)
-            self._answer(f.batch.staged, f.prepared.done, f.started)
-        self._batch = [it for f in flights for it in f.batch.items]
-        self._arm_timer()
-        if not flights or flights[0].error is not None:
-            # The flow looks: more to send, or done; or the batch now first had failed (its
-            # own wake-up may have come while it was behind this one).
-            self.queue.put_nowait(self._landed)
-
-    async def _recover(self) -> list[Item]:
-        """The first batch in flight failed. Once every statement behind it has returned too
-        (none of them was written: the chain), the engine goes back to the committed state and
-        the failed batch runs again the checked way, alone (one command at a time if refused
-        again); returns what was behind it, to be staged again. Raises where the table must
-        stop: another owner, a broken chain, an outcome unknown (of the failed batch, or of one
-        behind it: were it written, so was the failed one)."""
-        flights = self._flights
-        await asyncio.wait([f.task for f in flights if f.task is not None])
-        head, *behind = flights
-        flights.clear()
-        exc = head.error
-        assert exc is not None
-        self._batch = [it for f in (head, *behind) for it in f.batch.items]
-        if isinstance(exc, (LostOwnership, store.ChainBroken)):
-            raise exc
-        if isinstance(exc, OutcomeUnknown) or self._diverged or any(
-                not isinstance(f.error, store.ChainBroken) for f in behind):
-            raise OutcomeUnknown(self.info.id) from exc
-        batch, again = head.batch, [it for f in behind for it in f.batch.items]
-        if self._open is not None:
-            again += self._open.items
-        self._rollback()
-        self._open = Open()
-        self._held = None
-        if isinstance(exc, store.Unchecked):
-            metrics.rechecked(str(exc))
-        else:
-            metrics.rechecked("failed")
-            if not isinstance(exc, GameError):
-                log.warning("table %s: a batch of %d commands could not be committed (%s: %s); again with the "
-                            "replay check", self.info.id, len(batch.staged), type(exc).__name__, exc)
-        self._batch = list(batch.items)
-        async with self.ctx.pool.acquire() as conn:
-            await self._checked(batch.items, conn)
-        # (a player found with limits is known now: his commands leave the flow, ``_take``)
-        self._batch, self.limited = [], set()
-        self._held = self._open.held
-        return again
-
-    def _restage(self, staged: list[Staged]) -> None:
-        """The working engine built again: the committed one with ``staged`` applied again on
-        top, each checked to give the events it gave (else the pipeline fails: ``_flow``)."""
-        engine = self._copy(self.committed_engine)
-        self._apply_again(engine, staged)
-        self.engine = engine
-
-    def _apply_again(self, engine: Any, staged: list[Staged]) -> None:
-        """``staged``'s commands applied to ``engine`` again, each checked to give the events it
-        gave the first time (RuntimeError otherwise: the engines are pure, so it is a bug)."""
-        for s in staged:
-            if s.command is None:
-                continue
-            again = self.kind.engine_events(engine, s.command, self.kind.actor(s.it.who))
-            first = len(s.it.pre)
-            if again != s.events[first:first + s.own]:
-                raise RuntimeError(f"{event_tag(s.command)} gave other events applied again")
-
-    # ---- one batch at a time ---------------------------------------------------------------
     async def _process(self, batch: list[Item]) -> None:
         # One pooled connection for the whole batch (each acquire/release costs a reset round
         # trip; issue 7's profile).
@@ -791,8 +453,7 @@ class TableRuntime:
                     self._rollback()
                     metrics.rechecked(str(why))
                 else:
-                    held, self._held = self._held, None
-                    await self._answer_held(conn, held or [])
+                    await self._answer_held(conn)
                     return
                 finally:
                     self._held = None
@@ -812,10 +473,11 @@ class TableRuntime:
                 batch = [it for it in batch if not _answer_again(it, done)]
         await self._apply(batch, conn)
 
-    async def _answer_held(self, conn: Any, held: list[tuple[Item, str, str]]) -> None:
+    async def _answer_held(self, conn: Any) -> None:
         """The refusals an unchecked batch held back when it committed nothing: each is sent,
         unless its command id was accepted here before (a retry), which gets that answer
         again."""
+        held, self._held = self._held or [], None
         players = [it for it, _, _ in held if not it.system]
         done: dict[tuple[str, str], str] = {}
         if players:
@@ -825,29 +487,19 @@ class TableRuntime:
             if not _answer_again(it, done):
                 self._reject(it, code, message)
 
-    def _stage(self, it: Item) -> Staged | None:
-        """``it`` applied to the working engine: what it gave, or None if the engine refused
-        it (the refusal sent, or held: ``_refused``; the engine is as it was). An engine
-        fault other than a refusal raises."""
-        before = self.kind.round_id(self.engine)
-        command: Any = None
-        own: list[Any] = []
-        try:
-            if it.command is not None:
-                command = self.kind.draw(self.engine, it.command)
-                own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
-        except GameError as exc:
-            self._refused(it, exc.code, exc.message)
-            return None
-        events = [*it.pre, *own]
-        rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
-        return Staged(it, events, rounds, command, len(own))
-
     async def _apply(self, items: list[Item], conn: Any) -> None:
         staged: list[Staged] = []
         for n, it in enumerate(items):
+            before = self.kind.round_id(self.engine)
+            command: Any = None
+            own: list[Any] = []
             try:
-                one = self._stage(it)
+                if it.command is not None:
+                    command = self.kind.draw(self.engine, it.command)
+                    own = self.kind.engine_events(self.engine, command, self.kind.actor(it.who))
+            except GameError as exc:
+                self._refused(it, exc.code, exc.message)
+                continue
             except Exception:
                 # An engine bug: back to the committed state, refuse this one, redo the others.
                 log.exception("table %s: engine failed on %r", self.info.id, it.command)
@@ -855,8 +507,9 @@ class TableRuntime:
                 self._refused(it, "internal_error", "The table could not apply that; nothing was changed.")
                 await self._apply([s.it for s in staged] + items[n + 1:], conn)
                 return
-            if one is not None:
-                staged.append(one)
+            events = [*it.pre, *own]
+            rounds = self.kind.label_rounds(events, before, self.kind.round_id(self.engine))
+            staged.append(Staged(it, events, rounds, command, len(own)))
         if not staged:
             return
         started = time.monotonic()
@@ -873,7 +526,7 @@ class TableRuntime:
                         staged[-1] = last._replace(events=last.events + joined, rounds=last.rounds + [
                             last.rounds[-1] if last.rounds else ""] * len(joined))
                     done = await self._commit(staged, conn)
-        except (LostOwnership, store.Unchecked, OutcomeUnknown, store.ChainBroken):
+        except (LostOwnership, store.Unchecked, OutcomeUnknown):
             raise
         except Exception as exc:
             if outcome_unknown(exc, _closed(conn)):
@@ -908,6 +561,12 @@ class TableRuntime:
             held, self._held = self._held, None
             for it, code, message in held:
                 self._reject(it, code, message)
+        # Per batch: two observes; per command: a counter increment and an observe, children
+        # held by self.metrics (no label lookups).
+        now = self.leased_at = time.monotonic()
+        m = self.metrics
+        m.commit.observe(now - started)
+        m.batch.observe(len(staged))
         committed = [ev for s in staged for ev in s.events]
         await self._record_limits(committed, conn)
         for companion in self.companions:
@@ -916,29 +575,18 @@ class TableRuntime:
             except Exception:  # committed all the same; a companion catches up from the stored events
                 log.exception("table %s: companion %s failed after the commit", self.info.id,
                               type(companion).__name__)
-        self._answer(staged, done, started)
-
-    def _answer(self, staged: list[Staged], done: Done, started: float) -> None:
-        """A committed batch's acknowledgements, then its events on the table's channel, all of
-        them in one ``events`` message encoded once for every subscriber."""
-        # Per batch: two observes; per command: a counter increment and an observe, children
-        # held by self.metrics (no label lookups).
-        now = self.leased_at = time.monotonic()  # (each commit renewed the lease)
-        m = self.metrics
-        m.commit.observe(now - started)
-        m.batch.observe(len(staged))
+        channel = channel_of(self.info.id)
         for it, last_seq in done.acks:
             if it.future is not None and not it.future.done():
                 it.future.set_result(Accepted(it.cid, self.info.id, last_seq))
                 if not it.system:
                     m.accepted(it.command).inc()
                     m.ack.observe(now - it.arrived)
-        if done.published:
-            try:
-                self.ctx.channels.publish(encoder.encode(Events(self.info.id, done.after.seq, done.published)),
-                                          channel_of(self.info.id))
-            except Exception:  # committed all the same: subscribers catch up by seq on resume
-                log.exception("table %s: broadcast failed", self.info.id)
+        try:
+            for frame in done.frames:
+                self.ctx.channels.publish(frame, channel)
+        except Exception:  # committed all the same: subscribers catch up by seq on resume
+            log.exception("table %s: broadcast failed", self.info.id)
 
     async def _record_limits(self, events: list[Any], conn: Any) -> None:
         """Versioned limits for the limits store (``server.store.limits``; the engine state stays
@@ -949,21 +597,9 @@ class TableRuntime:
             except Exception:
                 log.exception("table %s: could not record the limits change", self.info.id)
 
-    def _committed(self) -> Tip:
-        return Tip(self.seq, self.command, self.round, self.logged_batches, self.snapshot_due, self.batches)
-
     async def _commit(self, staged: list[Staged], conn: Any) -> Done:
-        """The batch written on ``conn``, numbered on from the committed state (one batch at a time)."""
-        prepared = self._prepare(staged, self._committed(), self._held)
-        await prepared.write(conn)
-        return prepared.done
-
-    def _prepare(self, staged: list[Staged], base: Tip, held: list[tuple[Item, str, str]] | None) -> Prepared:
-        """The batch's statement, numbered on from ``base`` (the table after the batch before
-        it), from the working engine as the batch leaves it; ``held``: the refusals of a batch
-        sent unchecked, whose command ids its statement checks with its own (None: checked)."""
         tid = self.info.id
-        seq, n = base.seq, base.command
+        seq, n = self.seq, self.command
         logged: list[tuple] = []
         event_rows: list[tuple] = []
         published: list[TableEvent] = []
@@ -999,8 +635,8 @@ class TableRuntime:
         every = self.ctx.settings.snapshot_batches or SNAPSHOT_BATCHES
         # Kept for disputes: the state a round opens with (and after a start, or in place of a
         # command the log cannot hold); not the periodic ones, which the log makes redundant.
-        keep = base.snapshot_due or last_round != base.round or unreadable
-        snapshot = keep or base.logged_batches + 1 >= every
+        keep = self.snapshot_due or last_round != self.round or unreadable
+        snapshot = keep or self.logged_batches + 1 >= every
         state = self.kind.dump(self.engine) if snapshot else None
         ops = self.kind.ledger_ops(self.info, all_events)
         # The list of wagers in play is written when holds are released and at a snapshot; a
@@ -1010,28 +646,21 @@ class TableRuntime:
         refs = open_refs(tid, self.kind.open_wagers(self.engine)) if snapshot or releases else None
         opened = self.accounts.opened_by(all_events)
         limited = bool(ops) and bool(self.limited)
-        unchecked = None if held is None else store.Unanswered(self.info.currency, [
-            (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
-            (it.who.id, it.cid) for it, _, _ in held if not it.system])
-        after = Tip(seq, n, last_round, 0 if snapshot else base.logged_batches + 1,
-                    base.snapshot_due and not snapshot, base.batches + 1)
 
-        async def record(conn: Any) -> None:
+        async def record() -> None:
             owned = await store.record_batch(
                 conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
                 event_rows, players, results, refs,
-                logged, n, state, keep, ops, unchecked=unchecked, epoch=self.epoch, batches=base.batches,
+                logged, n, state, keep, ops,
+                unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
+                    (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
+                    (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
+                epoch=self.epoch,
             )
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)
 
-        async def write(conn: Any) -> None:
-            if not (opened or limited or audits):
-                # Most batches: the ledger's operations and the rest of the batch in one
-                # statement, its own transaction, one round trip (issue 14: BEGIN, the ledger,
-                # the batch and COMMIT were four, most of a commit's time).
-                await record(conn)
-                return
+        if opened or limited or audits:
             # What the batch statement does not carry goes first, in one transaction with it.
             async with conn.transaction():
                 if opened:
@@ -1044,17 +673,24 @@ class TableRuntime:
                 if audits:
                     # Console actions (croupier, chef, director) are audited with the batch.
                     await store.audit.record_many(conn, audits)
-                await record(conn)
+                await record()
+        else:
+            # Most batches: the ledger's operations and the rest of the batch in one statement,
+            # its own transaction, one round trip (issue 14: BEGIN, the ledger, the batch and
+            # COMMIT were four, most of a commit's time).
+            await record()
+        # The whole batch in one message, encoded once for every subscriber.
+        frames = [encoder.encode(Events(tid, seq, published))] if published else []
+        return Done(frames, acks, seq, n, last_round, snapshot)
 
-        return Prepared(Done(published, acks, after, snapshot), write, not (opened or limited or audits))
-
-    def _move_on(self, staged: list[Staged], done: Done, ahead: bool = False) -> None:
-        """The batch is committed: the table's counters and its committed engine follow it
-        (``ahead``: later batches are staged on the working engine already)."""
-        after = done.after
-        self.seq, self.command, self.round, self.batches = after.seq, after.command, after.round, after.batches
-        self.logged_batches, self.snapshot_due = after.logged_batches, after.snapshot_due
-        self._advance_committed(staged, ahead)  # (after: a divergence asks for the next snapshot)
+    def _move_on(self, staged: list[Staged], done: Done) -> None:
+        """The batch is committed: the table's counters and its committed engine follow it."""
+        self.seq, self.command, self.round = done.seq, done.command, done.round
+        if done.snapshot:
+            self.snapshot_due, self.logged_batches = False, 0
+        else:
+            self.logged_batches += 1
+        self._advance_committed(staged)  # (after: a divergence asks for the next snapshot)
 
     # ---- the committed engine ------------------------------------------------------------
     def _copy(self, engine: Any) -> Any:
@@ -1073,30 +709,25 @@ class TableRuntime:
             self._committed_bytes = (key, self.kind.dump(self.committed_engine))
         self.engine = self.kind.load(self._committed_bytes[1])
 
-    def _advance_committed(self, staged: list[Staged], ahead: bool = False) -> None:
+    def _advance_committed(self, staged: list[Staged]) -> None:
         """A committed batch's commands applied to the committed engine, each checked to give
         the events it gave the first time. Should an engine ever differ (a bug: they are
         pure), the committed engine is rebuilt from the working one, which is exactly what
-        was committed, and the table plays on; with later batches ``ahead`` on the working
-        engine, once they have all been committed (``_flow``), the committed engine standing
-        still meanwhile."""
-        if self._diverged:
-            return
+        was committed, and the table plays on."""
+        engine = self.committed_engine
         try:
-            self._apply_again(self.committed_engine, staged)
+            for s in staged:
+                if s.command is None:
+                    continue
+                again = self.kind.engine_events(engine, s.command, self.kind.actor(s.it.who))
+                first = len(s.it.pre)
+                if again != s.events[first:first + s.own]:
+                    raise RuntimeError(f"{event_tag(s.command)} gave other events applied again")
         except Exception:
             log.exception("table %s: the committed engine diverged; rebuilt from the working one", self.info.id)
-            if ahead:
-                self._diverged = True
-            else:
-                self._rebuild_committed()
-
-    def _rebuild_committed(self) -> None:
-        """The committed engine as the working one (nothing is staged beyond what was committed)."""
-        self.committed_engine = self._copy(self.engine)
-        self._diverged = False
-        # The log since the snapshot may not replay either: the next batch takes one, kept.
-        self.snapshot_due = True
+            self.committed_engine = self._copy(self.engine)
+            # The log since the snapshot may not replay either: the next batch takes one, kept.
+            self.snapshot_due = True
 
     def _reads_back(self, command: Any, raw: bytes) -> bool:
         """Whether a command's JSON decodes to the very command (what a replay would apply).

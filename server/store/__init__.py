@@ -34,7 +34,6 @@ from server.store.owners import (
 )
 from server.store.rounds import RoundRef, played_round, player_rounds
 from server.store.state import (
-    ChainBroken,
     LoggedCommand,
     Snapshot,
     StoredEvent,
@@ -79,8 +78,8 @@ __all__ = [
     "TableLease", "beat", "hand_back", "hand_back_all", "live_processes", "open_table_leases",
     "lease_epoch", "renew_leases", "stopped", "table_lease", "take_lease",
     "RoundRef", "played_round", "player_rounds",
-    "ChainBroken", "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "kept_snapshot", "load_state",
-    "logged_commands", "record_batch", "replace_state", "stored_events", "Unanswered", "Unchecked",
+    "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "kept_snapshot", "load_state", "logged_commands",
+    "record_batch", "replace_state", "stored_events", "Unanswered", "Unchecked",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
     "authenticate", "create_user", "get_user", "list_users", "new_user", "revoke_token", "revoked_among",

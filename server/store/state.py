@@ -26,8 +26,6 @@ from games.ledger.store import apply_args, raised_refusal
 FENCE_LOST = "TF001"
 # ``table_batch_unchecked`` (0118): an unchecked batch holds a retry or a player with limits.
 REPLAYED, LIMITED = "RP001", "LM001"
-# ``table_batch_chained`` (0121): the batch before this one was not written.
-CHAIN_BROKEN = "CH001"
 
 
 class Unanswered(NamedTuple):
@@ -42,11 +40,6 @@ class Unchecked(Exception):
     (``REPLAYED``) or a player of it has play limits (``LIMITED``). Nothing was written."""
 
 
-class ChainBroken(Exception):
-    """The table was not at the batch a statement named (``record_batch``'s ``batches``):
-    the batch sent before it was not written. Nothing was written."""
-
-
 class Snapshot(NamedTuple):
     """A table's row in ``table_state``."""
 
@@ -54,7 +47,6 @@ class Snapshot(NamedTuple):
     state_seq: int  # the snapshot ``state`` was taken after this event ...
     state_command: int  # ... and after this logged command (the table's command counter)
     state: bytes
-    batches: int = 0  # the batch statements written (migration 0121: what the next one names)
 
 
 class LoggedCommand(NamedTuple):
@@ -78,9 +70,8 @@ class StoredEvent(NamedTuple):
 async def load_state(conn: asyncpg.Connection, table_id: str) -> Snapshot | None:
     """The table's last snapshot and seq, None for a table that never ran."""
     row = await conn.fetchrow(
-        "SELECT seq, state_seq, state_command, state, batches FROM table_state WHERE table_id = $1", table_id)
-    return Snapshot(row["seq"], row["state_seq"], row["state_command"], bytes(row["state"]),
-                    row["batches"]) if row else None
+        "SELECT seq, state_seq, state_command, state FROM table_state WHERE table_id = $1", table_id)
+    return Snapshot(row["seq"], row["state_seq"], row["state_command"], bytes(row["state"])) if row else None
 
 
 async def logged_commands(conn: asyncpg.Connection, table_id: str, after: int,
@@ -137,10 +128,7 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 
 
 # The whole batch in one statement, with no BEGIN and COMMIT of its own (issue 14: four round
-# trips were most of a batch's commit time): first the chain (the table's row locked, so the
-# statement waits for the batch sent before it to commit or roll back, and the count of
-# batches written must be ``$39``: ``table_batch_chained``, migration 0121, raises otherwise);
-# unless it was checked before, that none of its
+# trips were most of a batch's commit time): unless it was checked before, that none of its
 # commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
 # and none of its players has play limits (``$35``, the table's currency, when unchecked:
 # ``table_batch_unchecked``, migration 0118, raises otherwise; the two rules are 0120's
@@ -151,15 +139,9 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 # who played, the accepted command ids and the commands; then seq, round and open refs (and
 # at a snapshot the state). Anything raised stops the whole statement: nothing is written.
 # The plain SQL parts read the statement's snapshot, none of its own writes; the ledger's
-# function reads afresh, after the locks it waits for (READ COMMITTED). So the snapshot may
-# predate the batch sent before (the chain waited for it): its command ids are not among this
-# one's (a retry of a command still in flight is given the same answer, never sent again:
-# ``TableRuntime.submit``), its rows collide only through unique indexes, which see it, and the
-# ledger, the locked row and the lease row are read as last committed.
+# function reads afresh, after the locks it waits for (READ COMMITTED).
 _BATCH = """
-WITH chain AS MATERIALIZED (
-    SELECT table_batch_chained((SELECT batches FROM table_state WHERE table_id = $1 FOR UPDATE) = $39) AS n
-), unchecked AS MATERIALIZED (
+WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
         $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM commands_answered($1, $36::text[], $37::text[])),
         $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM players_with_limits($36::text[], $35))) AS n
@@ -198,30 +180,29 @@ _REFS = """open_refs = coalesce($16::text[], open_refs),
         pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied) END"""
 
 # The sub-statements that must run are named here (a SELECT in WITH runs only as far as
-# something reads it), in the order they run, each when first read: the chain (which waits
-# for the batch before), the checks, the ledger (which may wait for its accounts' locks), and
-# only then the fence, so the lease row is not held locked while the ledger waits (the lease
-# loop renews it too). The other writes run after all four.
+# something reads it), in the order they run, each when first read: the checks, the ledger
+# (which may wait for its accounts' locks), and only then the fence, so the lease row is not
+# held locked while the ledger waits (the lease loop renews it too). The other writes run
+# after all three.
 _FENCED = """
-SELECT (SELECT n FROM chain) + (SELECT n FROM unchecked) + (SELECT n FROM applied)
-       + table_batch_fenced((SELECT count(*) FROM fence))
+SELECT (SELECT n FROM unchecked) + (SELECT n FROM applied) + table_batch_fenced((SELECT count(*) FROM fence))
 """
 
 # Most batches: seq and round follow (and the open refs where given).
 _RECORD_BATCH = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, batches = $39 + 1, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, updated_at = now()
     WHERE table_id = $1
 )""" + _FENCED
 
 # A snapshot: the state after the batch (a restart replays only the commands after it); one
 # a round opens with is kept for disputes.
 _RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, batches = $39 + 1, state = $40,
-                           state_seq = $4, state_command = $41, updated_at = now()
+    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $39, state_seq = $4,
+                           state_command = $40, updated_at = now()
     WHERE table_id = $1
 ), kept AS (
     INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
-    SELECT $1, $4, $41, $40 WHERE $42 ON CONFLICT DO NOTHING
+    SELECT $1, $4, $40, $39 WHERE $41 ON CONFLICT DO NOTHING
 )""" + _FENCED
 
 # (table, seq, round, event kind, actor, event as JSON)
@@ -237,7 +218,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
                        results: Sequence[ResultRow], open_refs: list[str] | None, commands: Sequence[CommandRow],
                        last_command: int, snapshot: bytes | None, keep: bool = False,
                        ops: Iterable[Op] = (), unchecked: Unanswered | None = None,
-                       *, epoch: int | None, batches: int) -> bool:
+                       *, epoch: int | None) -> bool:
     """Commit a batch in one statement, one round trip, all or nothing (on its own it is a
     transaction; inside the caller's, a part of it): the ledger's ``ops``, in order; renew
     ``owner``'s lease on the table, append ``events``, the ``(player, round)`` pairs who
@@ -251,10 +232,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     runtime started (``owners.lease_epoch``; fencing). With ``unchecked``, a batch sent
     without the replay check (``commands.answered``) first: raises Unchecked if one of its
     commands was answered before or one of their users has play limits in the table's
-    currency. ``batches``: the batch statements written at the table before this one (the
-    ``Snapshot``'s, counted on by each): it waits for a statement still running before it, and
-    raises ChainBroken if the table is not at that count (the batch before was not written).
-    Whatever it raises or returns False, nothing was written."""
+    currency. Whatever it raises or returns False, nothing was written."""
     batch, ledger_args = apply_args(ops)
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)
@@ -267,7 +245,7 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
     check = (unchecked.currency, [u for u, _ in unchecked.commands], [c for _, c in unchecked.commands]) \
         if unchecked is not None else (None, [], [])
-    args = (*head, *logged, *ledger_args, *check, epoch, batches)
+    args = (*head, *logged, *ledger_args, *check, epoch)
     try:
         if snapshot is not None:
             await conn.fetchval(_RECORD_SNAPSHOT, *args, snapshot, last_command, keep)
@@ -276,8 +254,6 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     except asyncpg.PostgresError as exc:
         if exc.sqlstate == FENCE_LOST:
             return False
-        if exc.sqlstate == CHAIN_BROKEN:
-            raise ChainBroken(table_id) from None
         if exc.sqlstate in (REPLAYED, LIMITED):
             raise Unchecked("replayed" if exc.sqlstate == REPLAYED else "limited") from None
         refused = raised_refusal(batch, exc)

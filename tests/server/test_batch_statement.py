@@ -34,19 +34,17 @@ async def table(pool):
     return ledger
 
 
-async def bet(conn, amount: int, owner: str = ME, snapshot: bytes | None = None, epoch: int = 0,
-              batches: int = 0, i: int = 1) -> bool:
-    """anna's bet ``i`` of ``amount`` on r1 (its event at seq ``i``): its hold, event, answer and
-    logged command, in the table's first batch unless ``batches`` says how many came before."""
+async def bet(conn, amount: int, owner: str = ME, snapshot: bytes | None = None, epoch: int = 0) -> bool:
+    """anna's bet of ``amount`` on r1: its hold, event, answer and logged command."""
     return await store.record_batch(
-        conn, "r1", owner, 10, i, "r1-1",
-        events=[("r1", i, "r1-1", "wager_placed", "anna", f'{{"wager": "w{i}"}}')],
+        conn, "r1", owner, 10, 1, "r1-1",
+        events=[("r1", 1, "r1-1", "wager_placed", "anna", '{"wager": "w1"}')],
         players=[("anna", "r1-1")],
-        results=[("anna", f"c{i}", "r1", f'{{"cid": "c{i}", "seq": {i}}}')],
-        open_refs=[f"r1/w{n}" for n in range(1, i + 1)],
-        commands=[(i, i, i, "anna", "player", '{"type": "bet"}')],
-        last_command=i, snapshot=snapshot, keep=snapshot is not None,
-        ops=[Hold(f"r1/w{i}/hold", ANNA, BANK, amount, "bet", f"r1/w{i}")], epoch=epoch, batches=batches,
+        results=[("anna", "c1", "r1", '{"cid": "c1", "seq": 1}')],
+        open_refs=["r1/w1"],
+        commands=[(1, 1, 1, "anna", "player", '{"type": "bet"}')],
+        last_command=1, snapshot=snapshot, keep=snapshot is not None,
+        ops=[Hold("r1/w1/hold", ANNA, BANK, amount, "bet", "r1/w1")], epoch=epoch,
     )
 
 
@@ -153,47 +151,3 @@ async def test_a_statement_of_an_earlier_lease_writes_nothing(pool, table):
         assert await written(conn) == before
         assert await ledger_rows(conn) == money
         assert await bet(conn, 2500, epoch=1)  # the new runtime's
-
-
-@pytest.mark.parametrize("first_commits", [True, False])
-async def test_a_batch_sent_behind_another_waits_for_it_and_is_written_only_on_top_of_it(pool, table, first_commits):
-    """The pipeline's chain (migration 0121): the table's second batch, its statement sent
-    while the first's is not ended (here a transaction left open), waits for it in
-    PostgreSQL; it is written on top of the first once that commits, and writes nothing once
-    that rolls back."""
-    async with pool.acquire() as first, pool.acquire() as second:
-        empty, money = await written(first), await ledger_rows(first)
-        tr = first.transaction()
-        await tr.start()
-        assert await bet(first, 1_000, i=1, batches=0)
-        behind = asyncio.create_task(bet(second, 2_000, i=2, batches=1))
-        await until_waiting(first, second.get_server_pid())  # for the table's row
-        if first_commits:
-            await tr.commit()
-            assert await behind
-            events, answers, logged, players, _, row, _ = await written(first)
-            assert (events, answers, logged, players, row[0]) == (2, 2, 2, 1, 2)
-            assert await first.fetchval("SELECT batches FROM table_state WHERE table_id = 'r1'") == 2
-            assert (await table.balance(ANNA)).pending == 3_000
-        else:
-            await tr.rollback()
-            with pytest.raises(store.ChainBroken):
-                await behind
-            assert await written(first) == empty
-            assert await ledger_rows(first) == money
-            assert await first.fetchval("SELECT batches FROM table_state WHERE table_id = 'r1'") == 0
-    assert await table.check() == []
-
-
-async def test_a_batch_naming_another_count_writes_nothing(pool, table):
-    """A statement whose table is not at the count of batches it names (one sent behind a
-    batch that never came, or a runtime whose table was written by another) writes nothing."""
-    async with pool.acquire() as conn:
-        before, money = await written(conn), await ledger_rows(conn)
-        with pytest.raises(store.ChainBroken):
-            await bet(conn, 1_000, batches=1)
-        assert await written(conn) == before
-        assert await ledger_rows(conn) == money
-        assert await bet(conn, 1_000, batches=0)
-        with pytest.raises(store.ChainBroken):
-            await bet(conn, 1_000, batches=0, i=2)  # (the count has moved on to 1)

@@ -107,9 +107,6 @@ async def test_one_bad_command_never_fails_a_batch_holding_other_peoples(people,
             await asyncio.sleep(0.01)
         poisoned = asyncio.ensure_future(people["director"].request("PUT", f"/tables/{T1}/limits",
                                                       json={"minimum": 500, "reason": "poison pill"}))
-        # The console command first: staged behind the waiting batch, it is not sent behind it
-        # (it is audited in its own transaction), so the bets that follow join its batch.
-        await asyncio.sleep(0.3)
         bets = [asyncio.ensure_future(p.bet(T1, "plein 8", 500)) for p in players]
         await asyncio.sleep(0.5)  # let every command reach the table's queue
         await tx.rollback()

@@ -8,9 +8,8 @@ a tampered history is found at the very event.
 The runtime runs here in the test's process on a real PostgreSQL, with the test as its
 clock (it fires each timer the kind asks for, RNG draws included) and a seeded random
 stream of players' and a director's commands, many of them refused, sent alone, several in
-one batch, or while a batch is being committed (staged on top of it and sent behind it: the
-pipeline, a refusal by the ledger sending what was behind it round again). After each step
-a second runtime restores the table from the database and is compared with the live one."""
+one batch, or while a batch is being committed (they make the next). After each step a
+second runtime restores the table from the database and is compared with the live one."""
 
 from __future__ import annotations
 
@@ -115,8 +114,8 @@ class Table:
             else:
                 futures.append(rt.submit(item.who, item.cid, item.command))
             for _ in range(self.pace.choice((0, 0, 1, 3))):
-                # The table takes what came so far: the commands after it are staged on top of
-                # a batch being committed, and sent behind it (the pipeline) or after it.
+                # The table takes what came so far: the commands after it wait for that batch's
+                # commit, and make the next.
                 await asyncio.sleep(0)
         if futures:
             await asyncio.wait_for(asyncio.gather(*futures), 10)
