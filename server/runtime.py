@@ -75,9 +75,6 @@ REJECT_MEMORY = 10_000
 # batches write the state once per 64 instead of each.
 # CASINO_SNAPSHOT_BATCHES (Settings.snapshot_batches) overrides it (tests force long logs).
 SNAPSHOT_BATCHES = 64
-# Batches a table commits one after another on one pooled connection while more is queued
-# (``TableRuntime._batches``): about a quarter of a second at a busy table.
-HELD_BATCHES = 16
 STOP_WAIT_SECONDS = 10.0  # a stopping table waits this long for its batch under way
 UNKNOWN = "The table stopped while recording this: send it again with the same cid (applied at most once)."
 _accepted_decoder = msgspec.json.Decoder(Accepted)
@@ -390,62 +387,41 @@ class TableRuntime:
             if self.stopped:  # stopping: no batch is begun any more (``stop`` answers the rest)
                 self.queue.put_nowait(item)
                 return
-            if not await self._batches(item):
+            batch = [item]
+            while len(batch) < BATCH and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
+            self._busy = True
+            self._idle.clear()
+            self._batch = batch
+            try:
+                await self._process(batch)
+            except LostOwnership:
+                log.warning("table %s: another process owns it now; stopping here", self.info.id)
+                self._give_up(batch, "table_unavailable", "The table moved to another server; reconnect.")
                 return
-
-    async def _batches(self, item: Item) -> bool:
-        """Batches one after another on one pooled connection, for as long as more is queued
-        (at most ``HELD_BATCHES``: a table under load leaves the others their turn with the
-        pool): asyncpg's release waits on a task of its own, a turn of the event loop or two
-        between one batch's commit and the next one's start otherwise (issue 14). False once
-        the table stops here."""
-        unknown = False
-        async with self.ctx.pool.acquire() as conn:
-            for held in range(HELD_BATCHES):
-                if held:
-                    if self.stopped or self.queue.empty():
-                        break
-                    item = self.queue.get_nowait()
-                batch = [item]
-                while len(batch) < BATCH and not self.queue.empty():
-                    batch.append(self.queue.get_nowait())
-                self._busy = True
-                self._idle.clear()
-                self._batch = batch
-                try:
-                    await self._process(batch, conn)
-                except LostOwnership:
-                    log.warning("table %s: another process owns it now; stopping here", self.info.id)
-                    self._give_up(batch, "table_unavailable", "The table moved to another server; reconnect.")
-                    return False
-                except OutcomeUnknown:
-                    log.exception("table %s: the connection failed under a batch's statement; the table restarts "
-                                  "from the database", self.info.id)
-                    self._give_up(batch, "outcome_unknown", UNKNOWN)
-                    unknown = True
-                    break
-                except Exception:  # never let one bad batch kill the table
-                    log.exception("table %s: batch failed", self.info.id)
-                    self._rollback()
-                    for it in batch:
-                        self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
-                finally:
-                    self._busy = False
-                    self._idle.set()
-                self._arm_timer()
-        if unknown:
-            # Committed or not, the table's state here may not be the database's: it is read
-            # again from there, here or in another process, at once on the notice (a
-            # statement still running from here writes nothing then: the lease's epoch moves
-            # on when the table is taken again). The table's recovery voids, refunds or
-            # pauses the round it was in, as after a crash. (On a connection of its own: the
-            # batch's went back first, never two held at once.)
-            with contextlib.suppress(Exception):
-                async with self.ctx.pool.acquire() as conn:
-                    await store.hand_back(conn, self.ctx.settings.owner_id, self.info.id)
-                    await store.notify_table_changed(conn, self.info.id)
-            return False
-        return True
+            except OutcomeUnknown:
+                # Committed or not, the table's state here may not be the database's: it is
+                # read again from there, here or in another process, at once on the notice
+                # (a statement still running from here writes nothing then: the lease's epoch
+                # moves on when the table is taken again). The table's recovery voids, refunds
+                # or pauses the round it was in, as after a crash.
+                log.exception("table %s: the connection failed under a batch's statement; the table restarts "
+                              "from the database", self.info.id)
+                self._give_up(batch, "outcome_unknown", UNKNOWN)
+                with contextlib.suppress(Exception):
+                    async with self.ctx.pool.acquire() as conn:
+                        await store.hand_back(conn, self.ctx.settings.owner_id, self.info.id)
+                        await store.notify_table_changed(conn, self.info.id)
+                return
+            except Exception:  # never let one bad batch kill the table
+                log.exception("table %s: batch failed", self.info.id)
+                self._rollback()
+                for it in batch:
+                    self._reject(it, "internal_error", "Something went wrong; nothing was changed.")
+            finally:
+                self._busy = False
+                self._idle.set()
+            self._arm_timer()
 
     def _give_up(self, batch: list[Item], code: str, message: str) -> None:
         """The table stops here at once: the batch's unanswered commands get ``code``, those
@@ -461,26 +437,27 @@ class TableRuntime:
         while not self.queue.empty():
             self._reject(self.queue.get_nowait(), "table_unavailable", "The table is closing; try again.")
 
-    async def _process(self, batch: list[Item], conn: Any) -> None:
-        """One batch on ``conn`` (one pooled connection for the whole batch and those queued
-        behind it: ``_batches``)."""
-        users = {it.who.id for it in batch if not it.system}
-        if users and not users & self.known_limited:
-            # Most batches: no replay check first. The batch's statement itself finds a
-            # command answered before or a player with limits, and then writes nothing
-            # (issue 14: one round trip a batch, not two). Its refusals wait for the check.
-            self.limited, self._held = set(), []
-            try:
-                await self._apply(batch, conn)
-            except store.Unchecked as why:
-                self._rollback()
-                metrics.rechecked(str(why))
-            else:
-                await self._answer_held(conn)
-                return
-            finally:
-                self._held = None
-        await self._checked(batch, conn)
+    async def _process(self, batch: list[Item]) -> None:
+        # One pooled connection for the whole batch (each acquire/release costs a reset round
+        # trip; issue 7's profile).
+        async with self.ctx.pool.acquire() as conn:
+            users = {it.who.id for it in batch if not it.system}
+            if users and not users & self.known_limited:
+                # Most batches: no replay check first. The batch's statement itself finds a
+                # command answered before or a player with limits, and then writes nothing
+                # (issue 14: one round trip a batch, not two). Its refusals wait for the check.
+                self.limited, self._held = set(), []
+                try:
+                    await self._apply(batch, conn)
+                except store.Unchecked as why:
+                    self._rollback()
+                    metrics.rechecked(str(why))
+                else:
+                    await self._answer_held(conn)
+                    return
+                finally:
+                    self._held = None
+            await self._checked(batch, conn)
 
     async def _checked(self, batch: list[Item], conn: Any) -> None:
         """The batch with the replay check first: a command answered before at this table
