@@ -38,7 +38,9 @@ scale    ``casino serve --workers N`` for each N of ``--workers`` in turn, alter
          acked bets/s; then the half-load latency) and fanout (one event to ``--sockets``
          sockets); then each N's acked bets/s and fan-out p99 against one process's, from
          the same run. The sockets land on the workers as the kernel hands them out, so
-         about (N-1)/N of the bets go to a table served by another worker (forwarded).
+         about (N-1)/N of the bets go to a table served by another worker (forwarded);
+         ``--placed``: each worker also serves a port of its own (``--worker-ports``) and each
+         player's socket opens at his table's owner's, as the lobby names it: none forwarded.
 """
 
 from __future__ import annotations
@@ -89,7 +91,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
     croupier = Croupier(ws + "/ws", tables)
     await croupier.open()
     players = [(mint_token(f"bp{i:05d}"), tables[i % len(tables)]) for i in range(a.connections)]
-    bettors = Workers(ws + "/ws", players, a.procs)
+    urls = await placed_urls(srv, tables) if getattr(a, "placed", False) else {}
+    bettors = Workers(ws + "/ws", players, a.procs, urls=urls)
     echoes = Workers(ws + "/ws/echo", [(None, None)] * a.connections, a.procs)
     out: dict[str, Any] = {"connections": a.connections, "tables": a.tables, "procs": a.procs, "rounds": []}
     try:
@@ -337,8 +340,10 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
         for n in a.workers:
             print(f"-- {n} worker(s), round {r + 1}", flush=True)
             log = OUT / f"scale-{stamp}-{n}w-{r}-server.log"
-            with LoadServer(env=env, log_path=log, workers=n) as srv:
-                peak = asyncio.run(bench_peak(srv, argparse.Namespace(**{**vars(a), "rounds": 1})))
+            placed = {"CASINO_WORKER_PORTS": "0"} if a.placed and n > 1 else {}
+            with LoadServer(env={**env, **placed}, log_path=log, workers=n) as srv:
+                peak = asyncio.run(bench_peak(srv, argparse.Namespace(**{**vars(a), "rounds": 1,
+                                                                           "placed": bool(placed)})))
             fan = {}
             if a.sockets:  # a floor of its own, on a fresh server
                 with LoadServer(env=env, log_path=log.with_suffix(".fanout.log"), workers=n) as srv:
@@ -366,6 +371,25 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
               f"{a.workers[0]}), echo {summary[n]['echo_per_s']:.0f}/s, half-load p99 "
               f"{summary[n]['half_p99_ms']:.1f} ms, fan-out p99 {summary[n]['fanout_p99_ms']:.0f} ms", flush=True)
     return {"runs": runs, "summary": summary}
+
+
+async def placed_urls(srv: LoadServer, tables: list[str], seconds: float = 60) -> dict[str, str]:
+    """Each table's owner's websocket URL, as the lobby names it (``/tables``' ``ws_url``),
+    once every table has one and the owners have stayed the same for a second (the tables
+    spread over the workers after they are opened)."""
+    token = mint_token("admin", "admin")
+    last: dict[str, str] = {}
+    deadline = time.monotonic() + seconds
+    async with httpx.AsyncClient(base_url=srv.url, headers={"Authorization": f"Bearer {token}"}) as http:
+        while time.monotonic() < deadline:
+            listed = {t["id"]: t["ws_url"] for t in (await http.get("/tables")).json()}
+            now = {t: listed.get(t, "") for t in tables}
+            if all(now.values()) and now == last:
+                print(f"  placed: {len(set(now.values()))} addresses for {len(now)} tables", flush=True)
+                return now
+            last = now
+            await asyncio.sleep(1)
+    raise RuntimeError(f"the tables were not placed within {seconds:.0f} s: {last}")
 
 
 async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, float]] | None:
@@ -435,6 +459,9 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--events", type=int, default=12)
     s.add_argument("--gap", type=float, default=1.0)
     s.add_argument("--procs", type=int, default=2)
+    s.add_argument("--placed", action="store_true",
+                   help="each worker on a port of its own (--worker-ports), each player's socket at his table's "
+                        "owner's, as the lobby names it: no command forwarded")
     a = p.parse_args(argv)
     # Inherited by the server and the workers: the server holds one fd per socket.
     sockets = max(a.sockets) if a.bench in ("idle", "fanout") else getattr(a, "players", 0)

@@ -49,7 +49,9 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
         async with gate:
             s = None
             try:
-                s = await Sock.open(job["url"], token, record, light=job.get("light", False))
+                # (placed: the table's owner's own address, where the lobby names one)
+                url = job.get("urls", {}).get(table) or job["url"]
+                s = await Sock.open(url, token, record, light=job.get("light", False))
                 if table and token:
                     await s.subscribe(table)
             except Exception as exc:

@@ -145,6 +145,20 @@ class CasinoClient:
         self.http = httpx.AsyncClient(base_url=self.base_url, timeout=30)
         await self.reconnect()
 
+    async def place_at(self, table: str) -> bool:
+        """Connect to the process serving ``table``, where the floor names one (the lobby's
+        ``ws_url``: the table's owner), resuming there: its commands then go straight to the
+        table, none forwarded. True if it moved; False where none is named or it is there."""
+        detail = await self.request("GET", f"/tables/{table}")
+        ws_url = detail["table"].get("ws_url") or ""
+        if not ws_url.endswith("/ws"):
+            return False
+        base = "http" + ws_url[len("ws"):-len("/ws")]  # ws://h:p/ws -> http://h:p (wss -> https)
+        if base == self.base_url:
+            return False
+        await self.move_to(base)
+        return True
+
     async def disconnect(self) -> None:
         if self.ws is not None:
             with contextlib.suppress(Exception):

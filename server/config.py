@@ -61,6 +61,10 @@ class Settings:
     demo: bool = False  # create the demo tables and accounts on a fresh database
     bots: bool = False  # and start bots that play at them
     public_url: str = "http://127.0.0.1:8000"
+    # CASINO_WS_URL: where this process takes websockets of its own (a worker's port, or this
+    # host's address behind the load balancer), handed by the lobby to the players of the
+    # tables it owns (``/tables``' ``ws_url``). None: it names none.
+    ws_url: str | None = None
     # With it, GET /metrics wants "Authorization: Bearer <it>" (else anyone who reaches the port).
     metrics_token: str | None = None
     # Responsible gaming (server/responsible.py): a raised deposit limit applies this long after
@@ -89,6 +93,7 @@ class Settings:
             lease_seconds=num("CASINO_LEASE_SECONDS", 15.0),
             seat_release_seconds=num("CASINO_SEAT_RELEASE_SECONDS", 120.0),
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
+            ws_url=os.environ.get("CASINO_WS_URL") or None,
             db_pool=parse_pool_size(os.environ.get("CASINO_DB_POOL") or str(POOL_MAX)),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),

@@ -77,6 +77,7 @@ class TableManager:
         self.router = Router(self)
         me = ctx.settings.owner_id
         self.live: set[str] = {me}  # the processes beating now (this one always)
+        self.ws_urls: dict[str, str] = {}  # live process -> where it takes websockets (those that say)
         self.owners: dict[str, str] = {}  # table -> the live process serving it, as last read
         self.leases: dict[str, store.TableLease] = {}
 
@@ -179,7 +180,11 @@ class TableManager:
         s = self.ctx.settings
         within = s.lease_seconds * 2 / 3  # a beat every lease/3: one late beat is forgiven
         async with self.ctx.pool.acquire() as conn:
-            self.live = await store.live_processes(conn, within) | {s.owner_id}
+            processes = await store.live_processes(conn, within)
+            self.live = set(processes) | {s.owner_id}
+            self.ws_urls = {owner: url for owner, url in processes.items() if url}
+            if s.ws_url:
+                self.ws_urls[s.owner_id] = s.ws_url
             leases = await store.open_table_leases(conn, within)
         self.leases = {lease.table: lease for lease in leases}
         self.owners = {lease.table: lease.owner for lease in leases if lease.served and lease.owner}
@@ -309,7 +314,14 @@ class TableManager:
         return True
 
     async def _beat(self) -> None:
-        await store.beat(self.ctx.pool, self.ctx.settings.owner_id)
+        await store.beat(self.ctx.pool, self.ctx.settings.owner_id, self.ctx.settings.ws_url)
+
+    def ws_url(self, table_id: str) -> str:
+        """Where a player of ``table_id`` connects to reach its owner directly (his commands
+        then go to the table in the process that took them, and its frames to one process):
+        the owner's websocket URL, or "" where none is known (any process serves him)."""
+        owner = self.router.owner(table_id)
+        return self.ws_urls.get(owner, "") if owner else ""
 
     # ---- notices ---------------------------------------------------------------------------
     async def _listen(self) -> None:

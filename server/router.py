@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from games.errors import GameError
+from server import metrics
 from server.auth import Principal
 from server.protocol import Accepted, Rejected, encoder
 
@@ -233,6 +234,7 @@ class Router:
             self._hold(job)
             return answer
         if rt is None:
+            metrics.FORWARDED.inc()
             self._spawn(self._first_remote(job))
             return answer
         first = rt.submit(who, cid, command)

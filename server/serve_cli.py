@@ -36,8 +36,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="server processes on the one host and port (default 1, or CASINO_WORKERS); more than "
                              "one: a supervisor starts them and restarts a crashed one, their broker is REDIS_URL "
                              "or the embedded Redis (docs/operations.md, Several processes)")
-    # A worker of `--workers N`: serve the listening socket its supervisor bound and passed on.
+    parser.add_argument("--worker-ports", type=int, default=_worker_ports(),
+                        help="with --workers N: each worker also listens on a port of its own, BASE, BASE+1, ... "
+                             "(0: ports the system chooses; or CASINO_WORKER_PORTS), and the lobby sends a table's "
+                             "players there, to its owner (CASINO_WS_URL says how to name it: docs/operations.md, "
+                             "Placing sockets)")
+    # A worker of `--workers N`: serve the listening socket its supervisor bound and passed on
+    # (and with --worker-ports, its own).
     parser.add_argument("--fd", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--own-fd", type=int, default=None, help=argparse.SUPPRESS)
+
+
+def _worker_ports() -> int | None:
+    text = os.environ.get("CASINO_WORKER_PORTS")
+    return int(text) if text else None
 
 
 def _positive(text: str) -> int:
@@ -103,7 +115,8 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
             # uvicorn's own fd= takes any descriptor for a unix socket; this one is TCP (the
             # family is read from the descriptor), served as uvicorn serves its own workers.
             server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, **options))
-            server.run(sockets=[socket.socket(fileno=args.fd)])
+            sockets = [socket.socket(fileno=fd) for fd in (args.fd, args.own_fd) if fd is not None]
+            server.run(sockets=sockets)
             if not server.started:
                 return 3  # uvicorn's STARTUP_FAILURE, as uvicorn.run exits
     except KeyboardInterrupt:  # a signal before uvicorn took over, or during its start

@@ -11,6 +11,12 @@ restarted in its slot is the same owner and takes its tables back at once, witho
 for their leases to run out. Only slot 0 seeds the demo floor (and runs ``casino demo``'s
 bots).
 
+With ``--worker-ports BASE`` each worker also serves a listening socket of its own, bound
+here once per slot (BASE + slot; 0: a port the system chooses) so that a restart keeps it,
+and is told its websocket URL (``CASINO_WS_URL``, a template with ``{host}``, ``{port}``
+and ``{slot}``; ``ws://{host}:{port}/ws`` by default), which it advertises: the lobby sends
+a table's players to its owner's (SCALING.md, placing sockets).
+
 A worker that exits unexpectedly (a crash, a kill -9) is started again in its slot after a
 short backoff (0.5 s, doubling with each further exit of the slot within a minute); a slot
 that exits ``CRASH_LIMIT`` times within ``CRASH_WINDOW`` seconds is crash-looping, and the
@@ -54,6 +60,8 @@ BACKLOG = 2048  # uvicorn's default
 class Slot:
     index: int
     owner: str
+    own: socket.socket | None = None  # its own listening socket (--worker-ports)
+    ws_url: str | None = None  # where it takes websockets of its own (CASINO_WS_URL)
     proc: subprocess.Popen[bytes] | None = None
     due: float = 0.0  # monotonic time of its next start, while proc is None
     exits: list[float] = field(default_factory=list)  # monotonic times of its recent exits
@@ -127,6 +135,11 @@ class Supervisor:
             self.env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url,
                         "CASINO_DB_POOL": str(self.pool)}
             self.slots = [Slot(i, f"{base}/{i}") for i in range(self.args.workers)]
+            try:
+                self._placement(port)
+            except OSError as exc:
+                log.error("not starting: cannot listen on the workers' own ports: %s", exc)
+                return 1
             for slot in self.slots:
                 self._start(slot, port)
             log.info("%d workers on http://%s:%d (database: %s, broker: %s)",
@@ -136,10 +149,29 @@ class Supervisor:
             self._stop_workers()
             if self.listener is not None:
                 self.listener.close()
+            for slot in self.slots:
+                if slot.own is not None:
+                    slot.own.close()
             if started_redis is not None:
                 redis_embedded.stop_redis(started_redis)
             embedded.release_all()  # stops the embedded PostgreSQL if no other process uses it
             log.info("stopped")
+
+    def _placement(self, port: int) -> None:
+        """Each slot's websocket URL: with --worker-ports, at a listening socket of its own
+        (bound once, kept across its restarts); else, where CASINO_WS_URL names one, the
+        host's (``{port}``: the shared one), which places a player on the right host."""
+        base = self.args.worker_ports
+        template = os.environ.get("CASINO_WS_URL")
+        if base is None and not template:
+            return
+        host = self.args.host if self.args.host not in ("0.0.0.0", "::", "") else socket.gethostname()
+        for slot in self.slots:
+            if base is not None:
+                slot.own = _listen(self.args.host, base + slot.index if base else 0)
+            own_port = slot.own.getsockname()[1] if slot.own is not None else port
+            slot.ws_url = worker_ws_url(template or "ws://{host}:{port}/ws", host, own_port, slot.index)
+            log.info("worker %d takes its players' websockets at %s", slot.index, slot.ws_url)
 
     def _schema(self, url: str) -> bool:
         """Migrate once for every worker (they start with --no-migrate; with --no-migrate,
@@ -211,7 +243,14 @@ class Supervisor:
         argv += ["-v"] if a.verbose else []
         argv += ["--no-demo"] if a.no_demo or slot.index > 0 else []
         env = {**self.env, "CASINO_OWNER_ID": slot.owner}
-        slot.proc = subprocess.Popen(argv, env=env, pass_fds=(self.listener.fileno(),), stdin=subprocess.DEVNULL,
+        fds = [self.listener.fileno()]
+        if slot.own is not None:
+            argv += ["--own-fd", str(slot.own.fileno())]
+            fds.append(slot.own.fileno())
+        env.pop("CASINO_WS_URL", None)  # (a template, for the supervisor)
+        if slot.ws_url is not None:
+            env["CASINO_WS_URL"] = slot.ws_url
+        slot.proc = subprocess.Popen(argv, env=env, pass_fds=fds, stdin=subprocess.DEVNULL,
                                      process_group=0, preexec_fn=_die_with(os.getpid()))
         log.info("worker %d started: pid %d, owner %s", slot.index, slot.proc.pid, slot.owner)
 
@@ -250,6 +289,17 @@ def _listen(host: str, port: int) -> socket.socket:
         raise
     sock.set_inheritable(True)
     return sock
+
+
+def worker_ws_url(template: str, host: str, port: int, slot: int) -> str:
+    """A worker's websocket URL from ``CASINO_WS_URL``'s template.
+
+    >>> worker_ws_url("ws://{host}:{port}/ws", "10.0.0.7", 8101, 1)
+    'ws://10.0.0.7:8101/ws'
+    >>> worker_ws_url("wss://casino.example/w{slot}/ws", "h", 8101, 1)
+    'wss://casino.example/w1/ws'
+    """
+    return template.format(host=host, port=port, slot=slot)
 
 
 def _how(code: int) -> str:

@@ -116,6 +116,10 @@ class TableSummary(msgspec.Struct):
     # The process serving it, as the answering process last read the leases ("": nobody now);
     # any process forwards a client's commands there.
     owner: str = ""
+    # Where to open the websocket to play it at its owner (CASINO_WS_URL; `casino serve
+    # --workers N --worker-ports`): no forwarding, and its frames reach one process. "": none
+    # known, any process serves it. Stale after a failover: it still works, forwarded.
+    ws_url: str = ""
 
 
 class TableDetail(msgspec.Struct):

@@ -29,7 +29,7 @@ def summary(manager: TableManager, info: TableInfo) -> TableSummary:
     rt = manager.runtimes.get(info.id)
     return TableSummary(info.id, info.game, info.profile, info.mode, info.currency, info.name, info.settings,
                         info.staff, rt is not None and not rt.stopped, rt.seq if rt else 0, info.archived,
-                        info.authorisations, manager.router.owner(info.id) or "")
+                        info.authorisations, manager.router.owner(info.id) or "", manager.ws_url(info.id))
 
 
 class TablesController(Controller):

@@ -58,12 +58,13 @@ async def hand_back_all(conn: asyncpg.Connection, owner: str) -> list[str]:
     return [r["table_id"] for r in rows]
 
 
-async def beat(db: asyncpg.Pool | asyncpg.Connection, owner: str) -> None:
-    """``owner`` is alive (its first beat registers it)."""
+async def beat(db: asyncpg.Pool | asyncpg.Connection, owner: str, ws_url: str | None = None) -> None:
+    """``owner`` is alive (its first beat registers it), and takes websockets at ``ws_url``
+    (None: it names no address of its own)."""
     await db.execute(
-        """INSERT INTO casino_processes (owner) VALUES ($1)
-           ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now()""",
-        owner,
+        """INSERT INTO casino_processes (owner, ws_url) VALUES ($1, $2)
+           ON CONFLICT (owner) DO UPDATE SET heartbeat_at = now(), ws_url = $2""",
+        owner, ws_url,
     )
 
 
@@ -94,13 +95,15 @@ async def open_table_leases(db: asyncpg.Pool | asyncpg.Connection, beat_within_s
     return [TableLease(r["id"], r["owner"], r["lease_until"], bool(r["served"])) for r in rows]
 
 
-async def live_processes(db: asyncpg.Pool | asyncpg.Connection, beat_within_seconds: float) -> set[str]:
-    """The processes that beat within ``beat_within_seconds``."""
+async def live_processes(db: asyncpg.Pool | asyncpg.Connection,
+                         beat_within_seconds: float) -> dict[str, str | None]:
+    """The processes that beat within ``beat_within_seconds``, each with the websocket URL it
+    takes players at (None: none of its own)."""
     rows = await db.fetch(
-        "SELECT owner FROM casino_processes WHERE heartbeat_at > now() - make_interval(secs => $1)",
+        "SELECT owner, ws_url FROM casino_processes WHERE heartbeat_at > now() - make_interval(secs => $1)",
         beat_within_seconds,
     )
-    return {r["owner"] for r in rows}
+    return {r["owner"]: r["ws_url"] for r in rows}
 
 
 async def table_lease(db: asyncpg.Pool | asyncpg.Connection, table_id: str,

@@ -28,3 +28,24 @@ async def test_a_player_logs_in_and_sees_tables_wallet_and_statement(server, flo
     assert session["httpOnly"] and session["sameSite"] == "Strict"
     await screenshot(page, "lobby")
     assert page.problems == []
+
+
+async def test_a_table_page_opens_its_socket_at_the_owner_the_lobby_names_on_its_own_host(server, floor, open_page):
+    """``tableSocket``: the lobby's ``ws_url`` for a table where it is on the page's own host
+    (a proxy routing a path to each process: the session cookie goes with it); this host's
+    /ws otherwise: another host or port would not take the cookie, nor does a URL of another
+    scheme or none."""
+    await floor.account("pg-place-ana", chips=1_000)
+    page = await open_page.as_user("pg-place-ana", PASSWORD)
+    here = server.url.replace("http://", "ws://") + "/ws"
+    host = server.url.removeprefix("http://")
+    cases = {
+        f"ws://{host}/w1/ws": f"ws://{host}/w1/ws",
+        "ws://127.0.0.1:1/ws": here,
+        f"wss://{host}/w1/ws": here,
+        "": here,
+        "not a url": here,
+    }
+    for ws_url, expected in cases.items():
+        got = await page.evaluate("(u) => import('/app/js/live.js').then((m) => m.tableSocket(u))", ws_url)
+        assert got == expected, ws_url

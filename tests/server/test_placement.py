@@ -34,3 +34,11 @@ def test_a_process_joining_takes_only_its_share_and_a_leaving_one_gives_only_its
 
 def test_nobody_live_nobody_preferred():
     assert preferred("table-1", []) is None
+
+
+def test_a_workers_websocket_url_from_the_template():
+    from server.supervisor import worker_ws_url
+
+    assert worker_ws_url("ws://{host}:{port}/ws", "10.0.0.7", 8101, 1) == "ws://10.0.0.7:8101/ws"
+    assert worker_ws_url("wss://casino.example/w{slot}/ws", "h", 8101, 3) == "wss://casino.example/w3/ws"
+    assert worker_ws_url("wss://host-a.example/ws", "h", 8101, 3) == "wss://host-a.example/ws"  # the host's

@@ -176,3 +176,61 @@ def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Super
     assert not redis_embedded.status(sup.redis_dir).running
     assert not (sup.redis_dir / "redis.sock").exists()
     assert _owners(db_url) == set()
+
+
+OWN = re.compile(r"worker (\d+) takes its players' websockets at ws://127\.0\.0\.1:(\d+)/ws")
+
+
+def _ws_urls(db_url: str) -> dict[str, str | None]:
+    """Where each process beating in casino_processes takes websockets."""
+    async def fetch() -> dict[str, str | None]:
+        conn = await asyncpg.connect(db_url)
+        try:
+            return {r["owner"]: r["ws_url"] for r in await conn.fetch("SELECT owner, ws_url FROM casino_processes")}
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
+def test_each_worker_has_a_port_of_its_own_kept_across_its_restarts(db_url: str, tmp_path_factory) -> None:
+    """--worker-ports 0 (CASINO_WORKER_PORTS): each worker also serves a port of its own, which
+    it names as its websocket URL (the lobby places a table's players there, at its owner);
+    the supervisor binds it once, so a worker started again in its slot answers there again."""
+    redis_dir = Path(tempfile.mkdtemp(prefix="casino-redis-")) / "r"
+    sup = Supervised(db_url, tmp_path_factory.mktemp("own-ports"), redis_dir)
+    sup.env["CASINO_WORKER_PORTS"] = "0"
+    try:
+        sup.start()
+        host = socket.gethostname()
+        for slot in (0, 1):
+            sup.wait_for(f"worker {host}:{sup.port}/{slot} ready")
+        own = {int(slot): int(port) for slot, port in OWN.findall(sup.log())}
+        assert sorted(own) == [0, 1] and len(set(own.values()) | {sup.port}) == 3
+        assert _ws_urls(db_url) == {f"{host}:{sup.port}/{slot}": f"ws://127.0.0.1:{port}/ws"
+                                    for slot, port in own.items()}
+        for port in own.values():  # each its own worker's: a scrape there is that worker's
+            assert httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200
+            assert "casino_commands_forwarded_total 0.0" in httpx.get(f"http://127.0.0.1:{port}/metrics").text
+
+        (first,) = sup.workers()[1]
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while len(sup.workers().get(1, [])) < 2:
+            assert time.monotonic() < deadline, sup.log()[-3000:]
+            time.sleep(0.05)
+        sup.wait_for(f"worker {host}:{sup.port}/1 ready (pid {sup.workers()[1][1]})")
+        assert httpx.get(f"http://127.0.0.1:{own[1]}/health").status_code == 200
+        assert _ws_urls(db_url)[f"{host}:{sup.port}/1"] == f"ws://127.0.0.1:{own[1]}/ws"
+        sup.proc.send_signal(signal.SIGTERM)
+        assert sup.proc.wait(40) == 0, sup.log()[-3000:]
+    finally:
+        if sup.proc is not None and sup.proc.poll() is None:
+            sup.proc.kill()
+            sup.proc.wait()
+        for pids in sup.workers().values():
+            for pid in pids:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        redis_embedded.stop_server(redis_dir, force=True)
+        shutil.rmtree(redis_dir.parent, ignore_errors=True)

@@ -4,7 +4,7 @@
 // Every events frame re-reads GET /tables/{id} (debounced) and the felt is drawn afresh from
 // that view; the events themselves give the round's result for the viewer.
 import { api, requireLogin } from "./api.js";
-import { Live } from "./live.js";
+import { Live, tableSocket } from "./live.js";
 import { $, answered, cardEl, countdown, h, money, params, say, showError, toMinor, topBar } from "./ui.js";
 
 const TABLE = params.get("table") || "";
@@ -590,7 +590,7 @@ function drawChips() {
     drawChips();
     render();
     if (isPlayer()) refreshBalance();
-    live = new Live();
+    live = new Live(tableSocket(tableInfo.ws_url));
     live.onStatus = (s) => {
       ui.conn.textContent = s === "connected" ? "" : s;
       if (s === "logged-out") say("Your session ended: log in again from the lobby.", "error");

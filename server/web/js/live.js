@@ -9,8 +9,23 @@ import { money, say } from "./ui.js";
 let cids = 0;
 const nextCid = () => `p${Date.now().toString(36)}-${++cids}`;
 
+// Where a table's page opens its socket: at the table's owner when the lobby names its address
+// (`ws_url`) on this page's own host (a proxy routing a path to each process), so its commands
+// are not forwarded; else this host's /ws. (Another host's would not take the session cookie:
+// the handshake's Origin must be the host it reaches.)
+export function tableSocket(wsUrl) {
+  const here = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
+  try {
+    const url = new URL(wsUrl || here);
+    return url.host === location.host && url.protocol === new URL(here).protocol ? url.href : here;
+  } catch {
+    return here;
+  }
+}
+
 export class Live {
-  constructor() {
+  constructor(url) {
+    this.url = url || tableSocket("");
     this.ws = null;
     this.tables = new Map(); // table -> {seq, onSnapshot, onEvents}
     this.waiting = new Map(); // cid -> {resolve, command}
@@ -20,8 +35,7 @@ export class Live {
   }
 
   connect() {
-    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws";
-    const ws = new WebSocket(url, ["casino.v1"]);
+    const ws = new WebSocket(this.url, ["casino.v1"]);
     this.ws = ws;
     ws.onopen = () => {
       this.onStatus("connected");

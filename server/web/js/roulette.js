@@ -5,7 +5,7 @@
 // player's win and balance. What the player may send comes from the view's `legal` list
 // (the table's own phase table): the page never re-derives the rules.
 import { api, requireLogin } from "./api.js";
-import { Live } from "./live.js";
+import { Live, tableSocket } from "./live.js";
 import { verifySpin } from "./fair.js";
 import { $, answered, countdown, h, money, params, say, showError, toMinor, topBar } from "./ui.js";
 
@@ -622,8 +622,8 @@ function onEvents(list) {
     topBar(st.me, `Roulette · ${TABLE}`);
     if (!TABLE) return say("No table: open this page from the lobby.", "error");
     page();
-    live = new Live();
     const data = await api("GET", `/tables/${encodeURIComponent(TABLE)}`);
+    live = new Live(tableSocket(data.table.ws_url));
     st.seq = data.seq;
     render(data.view);
     refreshBalance();
