@@ -53,6 +53,7 @@ class CasinoClient:
         self.user: str | None = None
         self.role: str | None = None
         self.ws: Any = None
+        self.ws_url: str | None = None  # where connect() opens the socket (None: base_url's /ws; place_at)
         self.ws_auth = "header"  # how connect() presents the token (see connect)
         self.closed: asyncio.Future | None = None  # the close code, once the server closed us
         self.last_seq: dict[str, int] = {}
@@ -117,7 +118,7 @@ class CasinoClient:
         browser can send, 'Sec-WebSocket-Protocol: casino.v1, bearer.<token>'; ``"frame"`` a
         first message {"type": "auth", "cid", "token"}. Never in the URL (it would be logged)."""
         self.ws_auth = auth = auth or self.ws_auth
-        url = self.base_url.replace("http", "ws", 1) + "/ws"
+        url = self.ws_url or self.base_url.replace("http", "ws", 1) + "/ws"
         kw: dict[str, Any] = {}
         if auth == "header":
             kw["additional_headers"] = {"Authorization": f"Bearer {self.token}"}
@@ -143,20 +144,30 @@ class CasinoClient:
         await self.http.aclose()
         self.base_url = base_url.rstrip("/")
         self.http = httpx.AsyncClient(base_url=self.base_url, timeout=30)
+        self.ws_url = None
         await self.reconnect()
 
     async def place_at(self, table: str) -> bool:
-        """Connect to the process serving ``table``, where the floor names one (the lobby's
-        ``ws_url``: the table's owner), resuming there: its commands then go straight to the
-        table, none forwarded. True if it moved; False where none is named or it is there."""
+        """Open the socket at the process serving ``table``, where the floor names one (the
+        lobby's ``ws_url``: the table's owner), resuming every table there: its commands then
+        go straight to the table, none forwarded. HTTP stays where it is. True if it moved;
+        False where no address is named, it is there already, the address is not a websocket
+        one, or it would send the token in clear from a floor reached over https; where the
+        new address does not answer, the socket opens again where it was (and it raises)."""
         detail = await self.request("GET", f"/tables/{table}")
-        ws_url = detail["table"].get("ws_url") or ""
-        if not ws_url.endswith("/ws"):
+        url = detail["table"].get("ws_url") or ""
+        secure = self.base_url.startswith("https://")
+        if not url.startswith(("wss://", "ws://")) or (secure and not url.startswith("wss://")):
             return False
-        base = "http" + ws_url[len("ws"):-len("/ws")]  # ws://h:p/ws -> http://h:p (wss -> https)
-        if base == self.base_url:
+        if url == (self.ws_url or self.base_url.replace("http", "ws", 1) + "/ws"):
             return False
-        await self.move_to(base)
+        before, self.ws_url = self.ws_url, url
+        try:
+            await self.reconnect()
+        except Exception:
+            self.ws_url = before
+            await self.reconnect()
+            raise
         return True
 
     async def disconnect(self) -> None:

@@ -52,9 +52,10 @@ RECHECKED = Counter("casino_batches_rechecked", "Batches sent without the replay
                     "(the commit failed: a ledger refusal, a deadlock, ...)", ["why"])
 for _why in ("replayed", "limited", "failed"):
     RECHECKED.labels(_why)
-FORWARDED = Counter("casino_commands_forwarded", "Commands this process took from its sockets and sent to "
-                    "their table's owner in another process (through the broker, and their answers back): "
-                    "sockets placed away from their tables; the lobby's ws_url places them at the owner")
+FORWARDED = Counter("casino_commands_forwarded", "Commands taken by this process (from its sockets, its HTTP "
+                    "API or a tournament's orders) for a table another process owns, and sent there through "
+                    "the broker (each once, however often it was tried): mostly sockets placed away from "
+                    "their tables; the lobby's ws_url places them at the owner")
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)

@@ -132,6 +132,7 @@ class Job:
     command: Any
     raw: bytes
     answer: asyncio.Future
+    forwarded: bool = False  # sent to another process at least once (counted once)
 
 
 # A service op run at the owner: (caller, table, body) -> the answer, JSON.
@@ -234,7 +235,6 @@ class Router:
             self._hold(job)
             return answer
         if rt is None:
-            metrics.FORWARDED.inc()
             self._spawn(self._first_remote(job))
             return answer
         first = rt.submit(who, cid, command)
@@ -330,6 +330,9 @@ class Router:
         owner = self.owner(job.table)
         if owner is None or owner == self.me:
             return None
+        if not job.forwarded:
+            job.forwarded = True
+            metrics.FORWARDED.inc()
         try:
             body = await self._call(owner, "play", job.table, job.who, job.cid, job.raw)
         except Unreachable:

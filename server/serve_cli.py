@@ -36,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="server processes on the one host and port (default 1, or CASINO_WORKERS); more than "
                              "one: a supervisor starts them and restarts a crashed one, their broker is REDIS_URL "
                              "or the embedded Redis (docs/operations.md, Several processes)")
-    parser.add_argument("--worker-ports", type=int, default=_worker_ports(),
+    parser.add_argument("--worker-ports", type=_port, default=_worker_ports(),
                         help="with --workers N: each worker also listens on a port of its own, BASE, BASE+1, ... "
                              "(0: ports the system chooses; or CASINO_WORKER_PORTS), and the lobby sends a table's "
                              "players there, to its owner (CASINO_WS_URL says how to name it: docs/operations.md, "
@@ -49,7 +49,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _worker_ports() -> int | None:
     text = os.environ.get("CASINO_WORKER_PORTS")
-    return int(text) if text else None
+    return _port(text) if text else None
+
+
+def _port(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"want a port number (0: the system chooses), not {text!r}")
+    return n
 
 
 def _positive(text: str) -> int:
@@ -68,6 +78,18 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
 
         return supervisor.run(args, bots=bots)
     config = logs.setup(args.log_format, args.log_level, args.verbose)
+    if args.fd is None:  # one process alone: a CASINO_WS_URL template names its own host and port
+        if args.worker_ports is not None:
+            log.warning("--worker-ports is for --workers N: one process takes its websockets on --port")
+        template = os.environ.get("CASINO_WS_URL")
+        if template and "{" in template:
+            from server.supervisor import worker_ws_url
+
+            try:
+                os.environ["CASINO_WS_URL"] = worker_ws_url(template, args.host, args.port, 0)
+            except ValueError as exc:
+                log.error("not starting: %s", exc)
+                return 1
     import uvicorn
 
     from games.db import embedded

@@ -137,8 +137,11 @@ class Supervisor:
             self.slots = [Slot(i, f"{base}/{i}") for i in range(self.args.workers)]
             try:
                 self._placement(port)
-            except OSError as exc:
+            except (OSError, OverflowError) as exc:
                 log.error("not starting: cannot listen on the workers' own ports: %s", exc)
+                return 1
+            except ValueError as exc:
+                log.error("not starting: %s", exc)
                 return 1
             for slot in self.slots:
                 self._start(slot, port)
@@ -165,7 +168,14 @@ class Supervisor:
         template = os.environ.get("CASINO_WS_URL")
         if base is None and not template:
             return
+        if base is None and template and "{slot}" in template:
+            raise ValueError("CASINO_WS_URL names each worker ({slot}) but the workers share one port: "
+                             "give them ports of their own (--worker-ports)")
+        if base is not None and base + len(self.slots) - 1 > 65535:
+            raise ValueError(f"--worker-ports {base}: {len(self.slots)} workers need ports up to "
+                             f"{base + len(self.slots) - 1}, past 65535")
         host = self.args.host if self.args.host not in ("0.0.0.0", "::", "") else socket.gethostname()
+        worker_ws_url(template or "ws://{host}:{port}/ws", host, 1, 0)  # (a bad template: ValueError now)
         for slot in self.slots:
             if base is not None:
                 slot.own = _listen(self.args.host, base + slot.index if base else 0)
@@ -292,14 +302,18 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 def worker_ws_url(template: str, host: str, port: int, slot: int) -> str:
-    """A worker's websocket URL from ``CASINO_WS_URL``'s template.
-
-    >>> worker_ws_url("ws://{host}:{port}/ws", "10.0.0.7", 8101, 1)
-    'ws://10.0.0.7:8101/ws'
-    >>> worker_ws_url("wss://casino.example/w{slot}/ws", "h", 8101, 1)
-    'wss://casino.example/w1/ws'
-    """
-    return template.format(host=host, port=port, slot=slot)
+    """A worker's websocket URL from ``CASINO_WS_URL``'s template (``{host}``, ``{port}``,
+    ``{slot}``; an IPv6 host in brackets); ValueError for a template that is not one."""
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    try:
+        url = template.format(host=host, port=port, slot=slot)
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(f"CASINO_WS_URL {template!r} is not a template of {{host}}, {{port}} and {{slot}}: "
+                         f"{exc!r}") from None
+    if not url.startswith(("ws://", "wss://")):
+        raise ValueError(f"CASINO_WS_URL {template!r} does not name a websocket URL (ws:// or wss://)")
+    return url
 
 
 def _how(code: int) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import collections
 
+import pytest
+
 from server.placement import preferred
 
 TABLES = [f"table-{i}" for i in range(3_000)]
@@ -42,3 +44,13 @@ def test_a_workers_websocket_url_from_the_template():
     assert worker_ws_url("ws://{host}:{port}/ws", "10.0.0.7", 8101, 1) == "ws://10.0.0.7:8101/ws"
     assert worker_ws_url("wss://casino.example/w{slot}/ws", "h", 8101, 3) == "wss://casino.example/w3/ws"
     assert worker_ws_url("wss://host-a.example/ws", "h", 8101, 3) == "wss://host-a.example/ws"  # the host's
+    assert worker_ws_url("ws://{host}:{port}/ws", "::1", 8101, 0) == "ws://[::1]:8101/ws"
+
+
+@pytest.mark.parametrize("template", ["ws://{hots}:{port}/ws", "ws://{host}:{port/ws", "ws://{0}/ws",
+                                      "http://{host}:{port}/ws", "{host}:{port}"])
+def test_a_template_that_names_no_websocket_url_is_refused(template):
+    from server.supervisor import worker_ws_url
+
+    with pytest.raises(ValueError, match="CASINO_WS_URL"):
+        worker_ws_url(template, "h", 8101, 0)

@@ -69,7 +69,7 @@ async def test_the_lobby_sends_a_player_to_his_tables_owner(db_url, redis_url, t
         assert (forwarded(elsewhere), forwarded(there)) == (before[0] + 1, before[1])
         # ... placed at the owner, it is served where it came in.
         assert await ana.place_at(T)
-        assert ana.base_url == there.url
+        assert ana.ws_url == ws_url(there) and ana.base_url == elsewhere.url  # (HTTP stays)
         assert not await ana.place_at(T)  # (there already)
         await ana.bet(T, "noir", 2_000)
         assert (forwarded(elsewhere), forwarded(there)) == (before[0] + 1, before[1])

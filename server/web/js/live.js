@@ -25,7 +25,9 @@ export function tableSocket(wsUrl) {
 
 export class Live {
   constructor(url) {
-    this.url = url || tableSocket("");
+    this.home = tableSocket("");
+    this.url = url || this.home;
+    this.failures = 0; // closes in a row at a table's owner's address: back home after a few
     this.ws = null;
     this.tables = new Map(); // table -> {seq, onSnapshot, onEvents}
     this.waiting = new Map(); // cid -> {resolve, command}
@@ -62,11 +64,25 @@ export class Live {
         toLogin();
         return;
       }
+      // An owner's address that keeps failing (its process gone, the table moved on): this
+      // host's /ws serves every table, forwarded.
+      if (this.url !== this.home && ++this.failures >= 3) this.url = this.home;
       // Spread out: a table's stream failing on the server (1011) closes all its sockets at
       // once, and they should not all come back in the same instant, four times a second.
       setTimeout(() => this.connect(), this.retry * (0.5 + Math.random()));
       this.retry = Math.min(this.retry * 2, 5000);
     };
+  }
+
+  // The socket at another address (the table's owner's, once the page knows it): opened
+  // there, every table followed again from its last seq, commands waiting sent again.
+  moveTo(url) {
+    if (!url || url === this.url) return;
+    this.url = url;
+    const old = this.ws;
+    this.ws = null; // (its close is no longer this one's)
+    if (old) old.close();
+    this.connect();
   }
 
   send(frame) {
@@ -102,7 +118,10 @@ export class Live {
     // The pause before a reconnect starts again from its shortest once the server serves
     // again (an answer accepted), not merely once a socket opens: one that opens and is
     // closed at once (the database away, say) keeps backing off.
-    if (msg.type === "accepted") this.retry = 250;
+    if (msg.type === "accepted") {
+      this.retry = 250;
+      this.failures = 0;
+    }
     if (msg.type === "accepted" || msg.type === "rejected") {
       const w = this.waiting.get(msg.cid);
       if (w) {

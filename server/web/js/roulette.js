@@ -622,8 +622,9 @@ function onEvents(list) {
     topBar(st.me, `Roulette · ${TABLE}`);
     if (!TABLE) return say("No table: open this page from the lobby.", "error");
     page();
+    live = new Live();
     const data = await api("GET", `/tables/${encodeURIComponent(TABLE)}`);
-    live = new Live(tableSocket(data.table.ws_url));
+    live.moveTo(tableSocket(data.table.ws_url));
     st.seq = data.seq;
     render(data.view);
     refreshBalance();
