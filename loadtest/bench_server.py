@@ -373,23 +373,34 @@ def bench_scale(a: argparse.Namespace, env: dict[str, str], stamp: str) -> dict:
     return {"runs": runs, "summary": summary}
 
 
-async def placed_urls(srv: LoadServer, tables: list[str], seconds: float = 60) -> dict[str, str]:
+async def placed_urls(srv: LoadServer, tables: list[str], seconds: float = 90) -> dict[str, str]:
     """Each table's owner's websocket URL, as the lobby names it (``/tables``' ``ws_url``),
-    once every table has one and the owners have stayed the same for a second (the tables
-    spread over the workers after they are opened)."""
+    once every table is at the worker the rendezvous hash prefers among the live ones (a
+    table opens where it was created and moves there at the lease loop's next look)."""
+    import asyncpg
+
+    from server.placement import preferred
+
     token = mint_token("admin", "admin")
-    last: dict[str, str] = {}
-    deadline = time.monotonic() + seconds
-    async with httpx.AsyncClient(base_url=srv.url, headers={"Authorization": f"Bearer {token}"}) as http:
-        while time.monotonic() < deadline:
-            listed = {t["id"]: t["ws_url"] for t in (await http.get("/tables")).json()}
-            now = {t: listed.get(t, "") for t in tables}
-            if all(now.values()) and now == last:
-                print(f"  placed: {len(set(now.values()))} addresses for {len(now)} tables", flush=True)
-                return now
-            last = now
-            await asyncio.sleep(1)
-    raise RuntimeError(f"the tables were not placed within {seconds:.0f} s: {last}")
+    conn = await asyncpg.connect(srv.db_url)
+    listed: dict[str, dict] = {}
+    try:
+        live = [r["owner"] for r in await conn.fetch("SELECT owner FROM casino_processes")]
+        deadline = time.monotonic() + seconds
+        async with httpx.AsyncClient(base_url=srv.url, headers={"Authorization": f"Bearer {token}"}) as http:
+            while time.monotonic() < deadline:
+                listed = {t["id"]: t for t in (await http.get("/tables")).json()}
+                if all(t in listed and listed[t]["owner"] == preferred(t, live) and listed[t]["ws_url"]
+                       for t in tables):
+                    urls = {t: listed[t]["ws_url"] for t in tables}
+                    print(f"  placed: {len(set(urls.values()))} addresses for {len(urls)} tables "
+                          f"({len(live)} workers)", flush=True)
+                    return urls
+                await asyncio.sleep(0.5)
+    finally:
+        await conn.close()
+    raise RuntimeError(f"the tables were not placed within {seconds:.0f} s: "
+                       f"{ {t: listed.get(t, {}).get('owner') for t in tables} }")
 
 
 async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, float]] | None:
