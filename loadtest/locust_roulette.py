@@ -34,6 +34,7 @@ class RoulettePlayer(CasinoWsUser):
         super().on_start()
         tables = list(self.floor["roulette_live"]) + list(self.floor["roulette_rng"])
         self.table = tables[locust_floor.take("roulette-table") % len(tables)]
+        self.place_at(self.table)
         view = self.sock.subscribe(self.table)["view"]
         self.phase = view["phase"]
         self.minimum = view["settings"]["minimum"]

@@ -98,6 +98,7 @@ class TableSocket:
 
     def __init__(self, user: CasinoWsUser, url: str, token: str) -> None:
         self.user = user
+        self.url = url
         self.fire = user.environment.events.request.fire
         self.answers: dict[str, tuple[AsyncResult, float]] = {}
         self.on_frame: Callable[[dict], None] = lambda msg: None
@@ -220,6 +221,20 @@ class CasinoWsUser(User):
         self.frames: gevent.queue.Queue = gevent.queue.Queue()
         self.sock = TableSocket(self, url, self.token)
         self.sock.on_frame = self.frames.put
+
+    def place_at(self, table: str) -> None:
+        """The socket opened again at ``table``'s owner where the lobby names its address
+        (``ws_url``, ``casino serve --workers N --worker-ports``): its commands are then
+        served where they arrive, none forwarded, as a placed client's are."""
+        import requests
+
+        r = requests.get(f"{self.floor['url']}/tables/{table}", headers={"Authorization": f"Bearer {self.token}"},
+                         timeout=30)
+        url = r.json()["table"].get("ws_url") if r.status_code == 200 else ""
+        if url and url.startswith(("ws://", "wss://")) and url != self.sock.url:
+            self.sock.close()
+            self.sock = TableSocket(self, url, self.token)
+            self.sock.on_frame = self.frames.put
 
     def on_stop(self) -> None:
         sock = getattr(self, "sock", None)

@@ -37,13 +37,16 @@ CROWD_LOCUSTFILE = Path(__file__).with_name("locust_crowd.py")
 
 def run_load(*, users: int = 60, spawn_rate: float = 20, run_time: int = 60, database_url: str | None = None,
              players: int | None = None, out_dir: Path | None = None, quiet: bool = False,
-             crowd: tuple[int, float] | None = None, workers: int = 1) -> dict[str, Any]:
+             crowd: tuple[int, float] | None = None, workers: int = 1, placed: bool = False) -> dict[str, Any]:
     """Run everything; the summary: totals, one row per entry, the ledger's problems.
     ``crowd``: (bets, window seconds) for the crowd at one wheel instead of the floor's mix;
-    ``workers``: ``casino serve --workers N`` (locust's users land on every worker)."""
+    ``workers``: ``casino serve --workers N`` (locust's users land on every worker);
+    ``placed``: each worker on a port of its own too (``--worker-ports``), which the lobby
+    names for its tables: a roulette player's socket opens again at his table's owner's."""
     out_dir = Path(out_dir or tempfile.mkdtemp(prefix="casino-load-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    with LoadServer(database_url, log_path=out_dir / "server.log", workers=workers) as srv:
+    env = {"CASINO_WORKER_PORTS": "0"} if placed and workers > 1 else None
+    with LoadServer(database_url, env=env, log_path=out_dir / "server.log", workers=workers) as srv:
         shape = {"roulette_rng": 0, "blackjack_rng": (), "blackjack_live": ()} if crowd else {}
         floor = asyncio.run(build_floor(srv.url, ADMIN_PASSWORD, players=players or users, **shape))
         floor_path = out_dir / "floor.json"
@@ -110,9 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bets", type=int, default=5, help="with --crowd: straight bets per player per spin")
     p.add_argument("--window", type=float, default=15, help="with --crowd: seconds of the betting window")
     p.add_argument("--workers", type=int, default=1, help="server processes (casino serve --workers N)")
+    p.add_argument("--placed", action="store_true",
+                   help="with --workers N: a port of its own for each worker, players' sockets at their tables' owners")
     a = p.parse_args(argv)
     s = run_load(users=a.users, spawn_rate=a.spawn_rate, run_time=a.run_time, players=a.players, out_dir=a.out,
-                 crowd=(a.bets, a.window) if a.crowd else None, workers=a.workers)
+                 crowd=(a.bets, a.window) if a.crowd else None, workers=a.workers, placed=a.placed)
     return 0 if s["failures"] == 0 and s["requests"] > 0 and not s["ledger_problems"] and s["exit_code"] == 0 else 1
 
 
