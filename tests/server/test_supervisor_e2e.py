@@ -65,6 +65,19 @@ class Supervised:
             out.setdefault(int(slot), []).append(int(pid))
         return out
 
+    def clean_up(self) -> None:
+        """Whatever a test left running is killed: the supervisor, every worker it started,
+        the Redis in its folder (and the folder)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        for pids in self.workers().values():
+            for pid in pids:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+        redis_embedded.stop_server(self.redis_dir, force=True)
+        shutil.rmtree(self.redis_dir.parent, ignore_errors=True)
+
     def wait_for(self, text: str, seconds: float = 30) -> None:
         deadline = time.monotonic() + seconds
         while text not in self.log():
@@ -82,15 +95,7 @@ def supervised(db_url: str, tmp_path_factory):
         sup.start()
         yield sup
     finally:
-        if sup.proc is not None and sup.proc.poll() is None:
-            sup.proc.kill()
-            sup.proc.wait()
-        for pids in sup.workers().values():
-            for pid in pids:
-                if alive(pid):
-                    os.kill(pid, signal.SIGKILL)
-        redis_embedded.stop_server(redis_dir, force=True)
-        shutil.rmtree(redis_dir.parent, ignore_errors=True)
+        sup.clean_up()
 
 
 def _connections(db_url: str) -> tuple[int, int, dict[str, int]]:
@@ -225,12 +230,4 @@ def test_each_worker_has_a_port_of_its_own_kept_across_its_restarts(db_url: str,
         sup.proc.send_signal(signal.SIGTERM)
         assert sup.proc.wait(40) == 0, sup.log()[-3000:]
     finally:
-        if sup.proc is not None and sup.proc.poll() is None:
-            sup.proc.kill()
-            sup.proc.wait()
-        for pids in sup.workers().values():
-            for pid in pids:
-                if alive(pid):
-                    os.kill(pid, signal.SIGKILL)
-        redis_embedded.stop_server(redis_dir, force=True)
-        shutil.rmtree(redis_dir.parent, ignore_errors=True)
+        sup.clean_up()
