@@ -54,6 +54,7 @@ CRASH_WINDOW = 60.0
 CRASH_LIMIT = 5  # exits of one slot within CRASH_WINDOW: it crash-loops, give up
 STOP_SECONDS = 30.0  # a worker's graceful stop, before it is killed
 BACKLOG = 2048  # uvicorn's default
+WS_URL = "ws://{host}:{port}/ws"  # a worker's websocket URL where CASINO_WS_URL gives no template
 
 
 @dataclass
@@ -175,12 +176,13 @@ class Supervisor:
             raise ValueError(f"--worker-ports {base}: {len(self.slots)} workers need ports up to "
                              f"{base + len(self.slots) - 1}, past 65535")
         host = self.args.host if self.args.host not in ("0.0.0.0", "::", "") else socket.gethostname()
-        worker_ws_url(template or "ws://{host}:{port}/ws", host, 1, 0)  # (a bad template: ValueError now)
+        template = template or WS_URL
+        worker_ws_url(template, host, 1, 0)  # (a bad template: ValueError before any port is bound)
         for slot in self.slots:
             if base is not None:
                 slot.own = _listen(self.args.host, base + slot.index if base else 0)
             own_port = slot.own.getsockname()[1] if slot.own is not None else port
-            slot.ws_url = worker_ws_url(template or "ws://{host}:{port}/ws", host, own_port, slot.index)
+            slot.ws_url = worker_ws_url(template, host, own_port, slot.index)
             log.info("worker %d takes its players' websockets at %s", slot.index, slot.ws_url)
 
     def _schema(self, url: str) -> bool:
