@@ -16,7 +16,9 @@ peak     closed loop (one command in flight per socket): the echo's round trips/
          acknowledged bets/s (a straight bet on a live roulette table, acknowledged only
          after its PostgreSQL commit: durable), alternating ``--rounds`` times; then an open
          loop at half the bet peak for the p50/p95/p99 acknowledgement latency. The spins
-         are settled between phases and the ledger is checked at the end. First
+         are settled between phases and the ledger is checked at the end. With the bets,
+         what the other players see: each ack against its bet's event at the last of its
+         table's sockets (all the drivers on the machine's monotonic clock). First
          ``--warmup`` seconds of bets, then ``ANALYZE``: a floor that has run a while, not a
          database whose plans were made on empty tables (``server_process.analyze``).
 fanout   sockets subscribed to one live table; a croupier drives it; for each command that
@@ -72,7 +74,7 @@ from loadtest.bench_measure import (
     start_py_spy,
     summarize_profile,
 )
-from loadtest.bench_workers import Workers, merge
+from loadtest.bench_workers import Workers, merge, spread
 from loadtest.floor import bench_floor
 from loadtest.server_process import ADMIN_PASSWORD, LoadServer, analyze, ledger_problems, mint_token
 
@@ -92,7 +94,7 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
     await croupier.open()
     players = [(mint_token(f"bp{i:05d}"), tables[i % len(tables)]) for i in range(a.connections)]
     urls = await placed_urls(srv, tables) if getattr(a, "placed", False) else {}
-    bettors = Workers(ws + "/ws", players, a.procs, urls=urls)
+    bettors = Workers(ws + "/ws", players, a.procs, urls=urls, spread=True)
     echoes = Workers(ws + "/ws/echo", [(None, None)] * a.connections, a.procs)
     out: dict[str, Any] = {"connections": a.connections, "tables": a.tables, "procs": a.procs, "rounds": []}
     try:
@@ -122,12 +124,18 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             bets = await phase(bettors, "closed", a.seconds)
             if spy:
                 await asyncio.to_thread(spy.wait, a.seconds + 60)
+            bets["spread"] = spread(await bettors.run({"op": "spread"}, 60))
             await croupier.settle_spins()
             out["rounds"].append({"echo": echo, "bets": bets, "ratio": bets["per_s"] / echo["per_s"]})
             print(f"  echo {echo['per_s']:8.0f} round trips/s (p50 {echo['p50']:.1f} ms) | "
                   f"bets {bets['per_s']:8.0f} acked/s (p50 {bets['p50']:.1f} ms, p99 {bets['p99']:.1f} ms) | "
                   f"ratio {bets['per_s'] / echo['per_s']:.2f} | refused {bets['refused']}\n"
-                  f"    per bet: {bets['event_frames_per']:.2f} event frames out ({bets['events_per']:.1f} events)\n"
+                  f"    per bet: {bets['event_frames_per']:.2f} event frames out ({bets['events_per']:.1f} events "
+                  f"by the phase's end)\n"
+                  f"    a bet's ack to its event at the last of its table's sockets: p50 "
+                  f"{bets['spread']['late_p50']:.1f} ms, p99 {bets['spread']['late_p99']:.1f} ms, max "
+                  f"{bets['spread']['late_max']:.0f} ms ({bets['spread']['late_over_1s']} of "
+                  f"{bets['spread']['acked']} over 1 s); first to last socket p99 {bets['spread']['p99']:.1f} ms\n"
                   f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}", flush=True)
             if profile_out:
                 return out

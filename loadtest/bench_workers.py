@@ -38,7 +38,20 @@ def _worker(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
 
 async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
     arrivals: list[tuple[str, int, float]] = []
+    # ``spread``: each event's first and last arrival at this process's sockets (a process's
+    # arrivals come in time order), for how far apart its table's sockets got it.
+    spans: dict[tuple[str, int], list[float]] = {}
+    acks: dict[tuple[str, int], float] = {}
+
+    def span(table: str, seq: int, at: float) -> None:
+        seen = spans.get((table, seq))
+        if seen is None:
+            spans[(table, seq)] = [at, at]
+        else:
+            seen[1] = at
+
     record = (lambda table, seq, at: arrivals.append((table, seq, at))) if job.get("record_events") else None
+    record = span if job.get("spread") else record
     gate = asyncio.Semaphore(job.get("connect_parallel", 64))
     socks: list[Sock] = []
     targets: list[tuple[str | None, str | None]] = job["targets"]
@@ -73,8 +86,11 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
         if op == "stop":
             break
         if op == "closed":
+            spans.clear()
+            acks.clear()
             m0, e0 = sum(s.event_messages for s in socks), sum(s.events for s in socks)
-            res = await asyncio.gather(*(_closed_loop(s, t, cmd) for s, t in opened))
+            res = await asyncio.gather(*(_closed_loop(s, t, cmd, acks if job.get("spread") else None)
+                                         for s, t in opened))
             lat = [x for r in res for x in r[0]]
             refused = collections.Counter(c for r in res for c in r[1])
             outq.put(("result", wid, {"done": len(lat), "lat": lat, "refused": dict(refused),
@@ -101,6 +117,17 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
             outq.put(("result", wid, {"at": got, "missing": len(socks) - len(got),
                                       "size": max((s.last_size for s in socks), default=0),
                                       "closed": sum(1 for s in socks if s.ws.close_code is not None)}))
+        elif op == "spread":  # once no event has come for half a second (15 s at most)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                count = sum(s.events for s in socks)
+                await asyncio.sleep(0.5)
+                if sum(s.events for s in socks) == count:
+                    break
+            outq.put(("result", wid, {"spans": [(t, q, a, b) for (t, q), (a, b) in spans.items()],
+                                      "acks": [(t, q, at) for (t, q), at in acks.items()]}))
+            spans.clear()
+            acks.clear()
         elif op == "collect":
             outq.put(("result", wid, {"arrivals": arrivals[:]}))
             arrivals.clear()
@@ -110,7 +137,9 @@ async def _work(wid: int, job: dict, inq: mp.Queue, outq: mp.Queue) -> None:
     await asyncio.gather(*(s.close() for s in socks))
 
 
-async def _closed_loop(s: Sock, table: str | None, cmd: dict) -> tuple[list[float], list[str]]:
+async def _closed_loop(s: Sock, table: str | None, cmd: dict,
+                       acked: dict[tuple[str, int], float] | None = None) -> tuple[list[float], list[str]]:
+    """``acked``: each acked bet's event (table, seq) and when its ack arrived."""
     lat, refused = [], []
     end = cmd["end_at"]
     await sleep_until(cmd["start_at"])
@@ -124,6 +153,8 @@ async def _closed_loop(s: Sock, table: str | None, cmd: dict) -> tuple[list[floa
             refused.append(frame.code)
         else:
             lat.append(t1 - t0)
+            if acked is not None and frame.seq:
+                acked[(frame.table, frame.seq)] = t1
     return lat, refused
 
 
@@ -228,6 +259,29 @@ class Workers:
             if p.is_alive():
                 p.terminate()
                 p.join(5)
+
+
+def spread(results: list[dict]) -> dict:
+    """When the players following a table saw each bet, against when its bettor had his ack:
+    from the ack to the bet's event's last arrival at its table's sockets (``late``), and
+    from its first arrival to its last (``spread``). Every driver process's clock is the
+    machine's monotonic one."""
+    first: dict[tuple[str, int], float] = {}
+    last: dict[tuple[str, int], float] = {}
+    for r in results:
+        for table, seq, a, b in r["spans"]:
+            key = (table, seq)
+            first[key] = min(a, first.get(key, a))
+            last[key] = max(b, last.get(key, b))
+    gaps = [last[k] - first[k] for k in first]
+    late = [last[(t, q)] - at for r in results for t, q, at in r["acks"] if (t, q) in last]
+
+    def ms(xs: list[float], q: float) -> float:
+        return percentile(xs, q) * 1000
+
+    return {"events": len(gaps), "p50": ms(gaps, 50), "p99": ms(gaps, 99),
+            "late_p50": ms(late, 50), "late_p99": ms(late, 99), "late_max": max(late, default=float("nan")) * 1000,
+            "late_over_1s": sum(1 for x in late if x > 1), "acked": len(late)}
 
 
 def merge(results: list[dict], seconds: float) -> dict:

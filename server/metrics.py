@@ -119,7 +119,8 @@ def for_game(game: str) -> GameMetrics:
 
 class LiveCollector(Collector):
     """Gauges read from the process's objects at each scrape: sockets and their send queues,
-    the tables owned (by game kind), their command queues and the age of their leases."""
+    the tables owned (by game kind), their command queues, the age of their leases, the
+    database pool and the frames waiting for the broker."""
 
     def __init__(self, resources: Resources) -> None:
         self.resources = resources
@@ -145,11 +146,13 @@ class LiveCollector(Collector):
               "a worker of --workers N: its share of max_connections)"),
             g("casino_db_pool_connections", "PostgreSQL connections the pool holds now"),
             g("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)"),
+            g("casino_broker_publish_queue_frames", "Table frames waiting for the channels' publishing task "
+              "(with Redis: to reach the other processes' sockets)"),
         ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle = (
-            self._families())
+        (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle,
+         publish_q) = self._families()
         r = self.resources
         depths = [s.out.qsize() for s in list(r.sockets)]
         sockets.add_metric([], len(depths))
@@ -173,7 +176,9 @@ class LiveCollector(Collector):
         pool_max.add_metric([], r.pool.get_max_size())
         pool_size.add_metric([], r.pool.get_size())
         pool_idle.add_metric([], r.pool.get_idle_size())
-        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle)
+        publish_q.add_metric([], getattr(r.channels, "publish_queue", 0))
+        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle,
+                    publish_q)
 
 
 def watch(resources: Resources) -> LiveCollector:
