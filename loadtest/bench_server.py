@@ -135,7 +135,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
                   f"    a bet's ack to its event at the last of its table's sockets: p50 "
                   f"{bets['spread']['late_p50']:.1f} ms, p99 {bets['spread']['late_p99']:.1f} ms, max "
                   f"{bets['spread']['late_max']:.0f} ms ({bets['spread']['late_over_1s']} of "
-                  f"{bets['spread']['acked']} over 1 s); first to last socket p99 {bets['spread']['p99']:.1f} ms\n"
+                  f"{bets['spread']['acked']} over 1 s, {bets['spread']['never']} never); first to last socket "
+                  f"p99 {bets['spread']['p99']:.1f} ms\n"
                   f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}", flush=True)
             if profile_out:
                 return out

@@ -274,14 +274,17 @@ def spread(results: list[dict]) -> dict:
             first[key] = min(a, first.get(key, a))
             last[key] = max(b, last.get(key, b))
     gaps = [last[k] - first[k] for k in first]
-    late = [last[(t, q)] - at for r in results for t, q, at in r["acks"] if (t, q) in last]
+    acks = [(t, q, at) for r in results for t, q, at in r["acks"]]
+    late = [last[(t, q)] - at for t, q, at in acks if (t, q) in last]
 
     def ms(xs: list[float], q: float) -> float:
         return percentile(xs, q) * 1000
 
     return {"events": len(gaps), "p50": ms(gaps, 50), "p99": ms(gaps, 99),
             "late_p50": ms(late, 50), "late_p99": ms(late, 99), "late_max": max(late, default=float("nan")) * 1000,
-            "late_over_1s": sum(1 for x in late if x > 1), "acked": len(late)}
+            "late_over_1s": sum(1 for x in late if x > 1), "acked": len(acks),
+            # acked bets whose event reached none of their table's sockets by the time they fell quiet
+            "never": len(acks) - len(late)}
 
 
 def merge(results: list[dict], seconds: float) -> dict:

@@ -23,6 +23,13 @@ a round trip, and a round trip under load is a turn of a busy event loop (5-12 m
 workers at their peak published behind by seconds: the sockets on the other process got a
 table's events up to 3 s late. ``Channels`` now takes every frame queued and sends them in
 one pipeline, one round trip for the lot, in order on one connection.
+
+And a frame reaches the subscribers of the process that published it in that process, at
+the loop's next turn, never through the broker: each frame on Redis carries its process's
+mark (``ORIGIN`` and 8 random bytes) and a process skips its own. A table's own sockets
+(all of them, with sockets placed at their tables' owners) no longer wait for Redis's
+round trip under load, nor for Redis at all when it is down; and no process reads its own
+frames back off the broker.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import time
 from collections.abc import AsyncGenerator, Callable, Iterable
 from typing import Any
 
@@ -37,11 +46,17 @@ from litestar.channels import ChannelsPlugin, Subscriber
 from litestar.channels.backends.redis import RedisChannelsPubSubBackend
 from litestar.channels.plugin import ChannelsException
 
+from server import metrics
+
 log = logging.getLogger("casino.channels")
 
 RESYNC = b"\x00resync"  # not JSON: no table frame can look like it
-PUBLISH_TRIES = 3
-PUBLISH_BURST = 256  # frames at most in one pipeline (bounds one burst's buffer and reply)
+ORIGIN = b"\x01"  # a frame on Redis: ORIGIN, its process's 8 bytes, the frame (not JSON either)
+MARK = len(ORIGIN) + 8
+PUBLISH_BURST = 256  # frames at most in one pipeline (bounds its replies)
+PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a burst of them
+# would pass Redis's output limit for a slow subscriber's connection, which Redis then drops)
+PUBLISH_PATIENCE = 15.0  # seconds a burst is tried again (backing off) before it is dropped
 
 
 class FeedSubscriber(Subscriber):
@@ -83,6 +98,7 @@ class Channels(ChannelsPlugin):
     def __init__(self, *args: Any, **kw: Any) -> None:
         kw.setdefault("subscriber_class", FeedSubscriber)
         super().__init__(*args, **kw)
+        self._in_flight = 0  # frames of the burst being published
         self._cleanups: set[asyncio.Task[None]] = set()
         attach = getattr(self._backend, "attach", None)
         if attach is not None:
@@ -124,11 +140,43 @@ class Channels(ChannelsPlugin):
             await self.put_subscriber_history(subscriber=subscriber, limit=history, channels=names)
         return subscriber
 
+    def publish(self, data: Any, channels: str | Iterable[str]) -> None:
+        """``data`` to ``channels``' subscribers here at the loop's next turn (in order: the
+        loop runs its callbacks first in, first out), and to the other processes through the
+        broker where there is one (the memory backend's process has no other)."""
+        if self._pub_queue is None:
+            raise RuntimeError("Plugin not yet initialized. Did you forget to call on_startup?")
+        names = [channels] if isinstance(channels, str) else list(channels)
+        frame = self.encode_data(data)
+        asyncio.get_running_loop().call_soon(self._deliver, frame, names)
+        if hasattr(self._backend, "publish_many"):
+            self._pub_queue.put_nowait((frame, names))
+
+    async def wait_published(self, data: Any, channels: str | Iterable[str]) -> None:
+        """``publish``, returning once the broker has it (its subscribers here have it at the
+        loop's next turn, in order with the frames published before)."""
+        if self._pub_queue is None:
+            raise RuntimeError("Plugin not yet initialized. Did you forget to call on_startup?")
+        names = [channels] if isinstance(channels, str) else list(channels)
+        frame = self.encode_data(data)
+        asyncio.get_running_loop().call_soon(self._deliver, frame, names)
+        if hasattr(self._backend, "publish_many"):
+            await self._backend.publish(frame, names)
+
+    def _deliver(self, frame: bytes, names: list[str]) -> None:
+        for name in dict.fromkeys(names):
+            for subscriber in list(self._channels.get(name, ())):
+                try:
+                    subscriber.put_nowait(frame)
+                except Exception:  # (one subscriber's failure never keeps a frame from the rest)
+                    log.exception("a frame for %s could not be handed to a subscriber", name)
+
     @property
     def publish_queue(self) -> int:
-        """Frames waiting to be published (the metrics' queue depth)."""
+        """Frames not yet published: waiting, and the burst on its way (the metrics' queue
+        depth; a burst tried again while the broker is away counts all along)."""
         queue = self._pub_queue
-        return queue.qsize() if queue is not None else 0
+        return (queue.qsize() if queue is not None else 0) + self._in_flight
 
     async def _pub_worker(self) -> None:
         # Litestar's publishes one frame a round trip; a backend that can send a burst
@@ -140,11 +188,15 @@ class Channels(ChannelsPlugin):
         while self._pub_queue:
             queue = self._pub_queue
             burst = [await queue.get()]
-            while len(burst) < PUBLISH_BURST and not queue.empty():
+            size = len(burst[0][0])
+            while len(burst) < PUBLISH_BURST and size < PUBLISH_BURST_BYTES and not queue.empty():
                 burst.append(queue.get_nowait())
+                size += len(burst[-1][0])
+            self._in_flight = len(burst)
             try:
                 await many(burst)
             finally:
+                self._in_flight = 0
                 for _ in burst:
                     queue.task_done()
 
@@ -159,11 +211,16 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
         # One pub/sub command at a time (see the module's doc): the first one connects,
         # and no (un)subscription interleaves with another's bookkeeping or a resubscription.
         self._commands = asyncio.Lock()
+        self.mark = ORIGIN + os.urandom(MARK - len(ORIGIN))  # this process's frames on Redis
+        self._own_delivered = False  # (Litestar's own plugin: its frames come back off Redis)
         self._in_use: Callable[[str], bool] = lambda channel: False
 
     def attach(self, in_use: Callable[[str], bool]) -> None:
-        """Whether the plugin has subscribers for a channel (checked again under the lock)."""
+        """Whether the plugin has subscribers for a channel (checked again under the lock);
+        and from now on the plugin hands this process's own frames to its subscribers
+        (``Channels.publish``): the broker's copies of them are skipped."""
         self._in_use = in_use
+        self._own_delivered = True
 
     def _subscribed(self) -> set[str]:
         pubsub = self._pub_sub
@@ -194,33 +251,45 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
     async def publish_many(self, frames: list[tuple[bytes, list[str]]]) -> None:
         """``frames`` in one pipeline, in order (PUBLISH needs no script for one channel
         at a time: Litestar's Lua script only made a multi-channel publish atomic, and
-        nothing here relies on that). A burst that fails is sent again whole: a frame
-        that went through the first time arrives twice, and the sockets' seq check drops
-        the second (``server.ws.connection``)."""
-        for attempt in range(PUBLISH_TRIES):
+        nothing here relies on that). A burst that fails is sent again whole, backing off,
+        for ``PUBLISH_PATIENCE`` seconds, the frames behind it waiting: its first frames may
+        have gone through, and arrive twice; the sockets' seq check drops the second
+        (``server.ws.connection``). Only a broker away for longer costs frames (counted,
+        logged): the other processes' sockets fill the hole from PostgreSQL at the table's
+        next frame, or at the RESYNC that follows their own reconnection."""
+        deadline = time.monotonic() + PUBLISH_PATIENCE
+        pause = 0.05
+        while True:
             try:
                 await self._send(frames)
                 return
             except Exception as exc:
-                if attempt == PUBLISH_TRIES - 1:
-                    # Subscribers fill the hole from PostgreSQL at the next frame or resync.
+                if time.monotonic() + pause > deadline:
                     names = sorted({c for _, channels in frames for c in channels})
                     log.error("%d frame(s) for %s could not be published: %s", len(frames), names, exc)
+                    metrics.BROKER_DROPPED.inc(len(frames))
                     return
-                await asyncio.sleep(0.1 * (attempt + 1))
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 2.0)
 
     async def _send(self, frames: list[tuple[bytes, list[str]]]) -> None:
         pipe = self._redis.pipeline(transaction=False)
+        mark = self.mark
         for data, channels in frames:
+            marked = mark + data
             for channel in dict.fromkeys(channels):
-                pipe.publish(channel, data)
+                pipe.publish(channel, marked)
         await pipe.execute()
 
     async def stream_events(self) -> AsyncGenerator[tuple[str, Any], None]:
         while True:
             try:
-                async for item in super().stream_events():
-                    yield item
+                async for channel, data in super().stream_events():
+                    if data[:1] == ORIGIN:
+                        if data[:MARK] == self.mark and self._own_delivered:
+                            continue  # ours: this process's subscribers had it (``Channels.publish``)
+                        data = data[MARK:]
+                    yield channel, data
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

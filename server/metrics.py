@@ -56,6 +56,9 @@ FORWARDED = Counter("casino_commands_forwarded", "Commands taken by this process
                     "API or a tournament's orders) for a table another process owns, and sent there through "
                     "the broker (each once, however often it was tried): mostly sockets placed away from "
                     "their tables; the lobby's ws_url places them at the owner")
+BROKER_DROPPED = Counter("casino_broker_frames_dropped", "Table frames this process could not publish to the "
+                         "other processes (the broker away for longer than the burst's patience, 15 s): their "
+                         "sockets fill the hole from PostgreSQL")
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)
@@ -146,8 +149,8 @@ class LiveCollector(Collector):
               "a worker of --workers N: its share of max_connections)"),
             g("casino_db_pool_connections", "PostgreSQL connections the pool holds now"),
             g("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)"),
-            g("casino_broker_publish_queue_frames", "Table frames waiting for the channels' publishing task "
-              "(with Redis: to reach the other processes' sockets)"),
+            g("casino_broker_publish_queue_frames", "Table frames not yet published to the other processes "
+              "through the broker: waiting, and the burst on its way (0 in a single process)"),
         ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:

@@ -53,7 +53,8 @@ async def test_a_channels_second_subscriber_returns_once_it_is_subscribed(redis_
     channel reached the process."""
     backend = _backend(redis_url, "second")
     plugin = Channels(backend=backend, arbitrary_channels_allowed=True)
-    async with plugin:
+    owner = Channels(backend=_backend(redis_url, "second-owner"), arbitrary_channels_allowed=True)  # another process
+    async with plugin, owner:
         await plugin.subscribe("second-warm")  # (connected)
         async with backend._commands:  # the first subscriber's SUBSCRIBE waits its turn
             first = asyncio.create_task(plugin.subscribe("second-x"))
@@ -61,7 +62,7 @@ async def test_a_channels_second_subscriber_returns_once_it_is_subscribed(redis_
             await asyncio.sleep(0.2)
             assert not first.done() and not second.done()
         s1, s2 = await asyncio.wait_for(asyncio.gather(first, second), 5)
-        await plugin.wait_published(b"just after", ["second-x"])
+        await owner.wait_published(b"just after", ["second-x"])
         assert await _next(s1) == await _next(s2) == b"just after"
 
 
@@ -79,26 +80,115 @@ class _Bursts(ResilientPubSubBackend):
 
 async def test_frames_queued_together_go_out_in_one_burst_in_order(redis_url):
     """Litestar's publishing task sent one frame a round trip: two workers at their peak
-    published seconds behind their tables. Every frame waiting is now one pipeline, in
-    the order published, each channel of a frame once."""
+    published seconds behind their tables. Every frame waiting is now one pipeline, and
+    reaches the other process in the order published, each channel of a frame once."""
     from redis.asyncio import Redis
 
     from server.channels_backend import PUBLISH_BURST
 
     backend = _Bursts(redis=Redis.from_url(redis_url), key_prefix="burst")
-    plugin = Channels(backend=backend, arbitrary_channels_allowed=True)
-    async with plugin:
-        a, b = await plugin.subscribe("burst-a"), await plugin.subscribe("burst-b")
+    owner = Channels(backend=backend, arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "burst-other"), arbitrary_channels_allowed=True)
+    async with owner, other:
+        a, b = await other.subscribe("burst-a"), await other.subscribe("burst-b")
         total = PUBLISH_BURST + 44
         for i in range(total):  # all queued before the publishing task runs again
-            plugin.publish(f"f{i}".encode(), ["burst-a", "burst-b", "burst-a"] if i % 2 else ["burst-a"])
+            owner.publish(f"f{i}".encode(), ["burst-a", "burst-b", "burst-a"] if i % 2 else ["burst-a"])
         got_a = [await _next(a) for _ in range(total)]
         got_b = [await _next(b) for _ in range(total // 2)]
         assert got_a == [f"f{i}".encode() for i in range(total)]
         assert got_b == [f"f{i}".encode() for i in range(1, total, 2)]
         assert await _next(a, 0.3) is None and await _next(b, 0.3) is None  # each once
         assert backend.bursts == [PUBLISH_BURST, 44]
-        assert plugin.publish_queue == 0
+        assert owner.publish_queue == 0
+
+
+async def test_a_process_hands_its_own_frames_to_its_subscribers_itself(redis_url):
+    """A table's own sockets get its frames in their process, in order and once: never
+    through the broker's round trip (nor its copy back), and not at all held up when the
+    broker is unreachable. The other processes get them through the broker."""
+    from redis.asyncio import Redis
+
+    class Unreachable(_Bursts):
+        down = False
+
+        async def _send(self, frames):
+            if self.down:
+                raise ConnectionError("the broker is gone")
+            await super()._send(frames)
+
+    backend = Unreachable(redis=Redis.from_url(redis_url), key_prefix="own")
+    owner = Channels(backend=backend, arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "own-other"), arbitrary_channels_allowed=True)
+    async with owner, other:
+        here, there = await owner.subscribe("own-t"), await other.subscribe("own-t")
+        for i in range(5):
+            owner.publish(f"h{i}".encode(), ["own-t"])
+        assert [await _next(here) for _ in range(5)] == [f"h{i}".encode() for i in range(5)]
+        assert [await _next(there) for _ in range(5)] == [f"h{i}".encode() for i in range(5)]
+        assert await _next(here, 0.3) is None  # the broker's copy of its own frames: skipped
+        backend.down = True
+        owner.publish(b"while down", ["own-t"])
+        owner.publish(b"behind it", ["own-t"])
+        assert [await _next(here), await _next(here)] == [b"while down", b"behind it"]
+        assert await _next(there, 0.5) is None
+        assert owner.publish_queue == 2  # the burst tried again, and the frame behind it
+        backend.down = False  # back within the burst's patience: nothing lost, in order
+        assert [await _next(there), await _next(there)] == [b"while down", b"behind it"]
+
+
+async def test_a_broker_away_too_long_costs_frames_counted(redis_url, monkeypatch):
+    """Past its patience a burst is dropped, logged and counted: the other processes'
+    sockets fill the hole from PostgreSQL (its next frame shows it); the frames behind it
+    go out."""
+    from redis.asyncio import Redis
+
+    from server import channels_backend, metrics
+
+    monkeypatch.setattr(channels_backend, "PUBLISH_PATIENCE", 0.3)
+
+    class Away(_Bursts):
+        down = True
+
+        async def _send(self, frames):
+            if self.down:
+                raise ConnectionError("the broker is gone")
+            await super()._send(frames)
+
+    backend = Away(redis=Redis.from_url(redis_url), key_prefix="away")
+    owner = Channels(backend=backend, arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "away-other"), arbitrary_channels_allowed=True)
+    dropped = metrics.BROKER_DROPPED._value.get()
+    async with owner, other:
+        there = await other.subscribe("away-t")
+        for i in range(3):
+            owner.publish(f"lost{i}".encode(), ["away-t"])
+        for _ in range(50):
+            if metrics.BROKER_DROPPED._value.get() == dropped + 3:
+                break
+            await asyncio.sleep(0.1)
+        assert metrics.BROKER_DROPPED._value.get() == dropped + 3
+        backend.down = False
+        owner.publish(b"next", ["away-t"])
+        assert await _next(there) == b"next"
+        assert owner.publish_queue == 0
+
+
+async def test_a_burst_stops_at_a_megabyte(redis_url):
+    """A crowd's settlement is a frame of megabytes: 256 of them in one pipeline would pass
+    Redis's output limit for a subscriber's connection, which Redis then drops."""
+    from redis.asyncio import Redis
+
+    backend = _Bursts(redis=Redis.from_url(redis_url), key_prefix="big")
+    owner = Channels(backend=backend, arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "big-other"), arbitrary_channels_allowed=True)
+    async with owner, other:
+        there = await other.subscribe("big-t")
+        frames = [bytes([65 + i]) * 300_000 for i in range(8)]
+        for frame in frames:
+            owner.publish(frame, ["big-t"])
+        assert [await _next(there) for _ in frames] == frames
+        assert backend.bursts == [4, 4]  # 1.2 MB each: a burst stops once past 1 MiB
 
 
 async def test_a_burst_the_broker_refused_is_sent_again_whole(redis_url):
@@ -110,16 +200,20 @@ async def test_a_burst_the_broker_refused_is_sent_again_whole(redis_url):
         failures = 1
 
         async def _send(self, frames):
-            if self.failures:
+            if self.failures:  # the first two went through, then the connection dropped
                 self.failures -= 1
+                await super()._send(frames[:2])
                 raise ConnectionError("the broker's connection dropped")
             await super()._send(frames)
 
     backend = Flaky(redis=Redis.from_url(redis_url), key_prefix="flaky")
-    plugin = Channels(backend=backend, arbitrary_channels_allowed=True)
-    async with plugin:
-        s = await plugin.subscribe("flaky-a")
+    owner = Channels(backend=backend, arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "flaky-other"), arbitrary_channels_allowed=True)
+    async with owner, other:
+        s = await other.subscribe("flaky-a")
         for i in range(5):
-            plugin.publish(f"g{i}".encode(), ["flaky-a"])
-        assert [await _next(s) for _ in range(5)] == [f"g{i}".encode() for i in range(5)]
+            owner.publish(f"g{i}".encode(), ["flaky-a"])
+        # (twice over for the first two: a socket's seq check drops the second copies)
+        assert [await _next(s) for _ in range(7)] == [b"g0", b"g1", b"g0", b"g1", b"g2", b"g3", b"g4"]
+        assert await _next(s, 0.3) is None
         assert backend.failures == 0 and backend.bursts == [5]
