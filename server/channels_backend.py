@@ -39,7 +39,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable
 from typing import Any
 
 from litestar.channels import ChannelsPlugin, Subscriber
@@ -53,10 +53,12 @@ log = logging.getLogger("casino.channels")
 RESYNC = b"\x00resync"  # not JSON: no table frame can look like it
 ORIGIN = b"\x01"  # a frame on Redis: ORIGIN, its process's 8 bytes, the frame (not JSON either)
 MARK = len(ORIGIN) + 8
+PUBLISH_TRIES = 3  # a single frame's (``wait_published``)
 PUBLISH_BURST = 256  # frames at most in one pipeline (bounds its replies)
 PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a burst of them
 # would pass Redis's output limit for a slow subscriber's connection, which Redis then drops)
-PUBLISH_PATIENCE = 15.0  # seconds a burst is tried again (backing off) before it is dropped
+PUBLISH_PATIENCE = 15.0  # seconds a frame is tried (backing off) from when it was published
+CLOSING_PATIENCE = 2.0  # and at most this long once the process stops (its leases wait for it)
 
 
 class FeedSubscriber(Subscriber):
@@ -99,6 +101,7 @@ class Channels(ChannelsPlugin):
         kw.setdefault("subscriber_class", FeedSubscriber)
         super().__init__(*args, **kw)
         self._in_flight = 0  # frames of the burst being published
+        self._closing_at: float | None = None
         self._cleanups: set[asyncio.Task[None]] = set()
         attach = getattr(self._backend, "attach", None)
         if attach is not None:
@@ -150,7 +153,7 @@ class Channels(ChannelsPlugin):
         frame = self.encode_data(data)
         asyncio.get_running_loop().call_soon(self._deliver, frame, names)
         if hasattr(self._backend, "publish_many"):
-            self._pub_queue.put_nowait((frame, names))
+            self._pub_queue.put_nowait((frame, names, time.monotonic()))
 
     async def wait_published(self, data: Any, channels: str | Iterable[str]) -> None:
         """``publish``, returning once the broker has it (its subscribers here have it at the
@@ -194,11 +197,51 @@ class Channels(ChannelsPlugin):
                 size += len(burst[-1][0])
             self._in_flight = len(burst)
             try:
-                await many(burst)
+                await self._send_burst(many, burst)
             finally:
                 self._in_flight = 0
                 for _ in burst:
                     queue.task_done()
+
+    async def _send_burst(self, many: Callable[[list[tuple[bytes, list[str]]]], Awaitable[None]],
+                          burst: list[tuple[bytes, list[str], float]]) -> None:
+        """Sent again whole when it fails, backing off: its first frames may have gone
+        through and arrive twice, and the sockets' seq check drops the second copies
+        (``server.ws.connection``). The frames behind it wait, in order. A frame not out
+        ``PUBLISH_PATIENCE`` seconds after it was published (``CLOSING_PATIENCE`` after the
+        process began to stop) is dropped, logged and counted: the other processes' sockets
+        read it from PostgreSQL at the table's next frame, or at the RESYNC after their own
+        reconnection. So a broker away for long holds no more than that many seconds of
+        frames, and never a stop."""
+        pause = 0.05
+        error: BaseException | None = None
+        while burst:
+            now = time.monotonic()
+            late = [f for f in burst if self._due(f[2]) <= now]  # (the oldest first: a head of the burst)
+            if late:
+                names = sorted({c for _, channels, _ in late for c in channels})
+                log.error("%d frame(s) for %s could not be published: %s", len(late), names, error)
+                metrics.BROKER_DROPPED.inc(len(late))
+                burst = burst[len(late):]
+                continue
+            due = self._due(burst[0][2])
+            try:
+                await asyncio.wait_for(many([(frame, names) for frame, names, _ in burst]), due - now)
+                return
+            except Exception as exc:  # (a timeout too: the attempt's connection is dropped)
+                error = exc
+            await asyncio.sleep(max(0.0, min(pause, due - time.monotonic())))
+            pause = min(pause * 2, 2.0)
+
+    def _due(self, published_at: float) -> float:
+        due = published_at + PUBLISH_PATIENCE
+        return due if self._closing_at is None else min(due, self._closing_at + CLOSING_PATIENCE)
+
+    async def _on_shutdown(self) -> None:
+        # (Litestar's waits for every frame queued to be published: with the broker away, the
+        # tables, which stop after this, would keep it waiting until the supervisor's kill.)
+        self._closing_at = time.monotonic()
+        await super()._on_shutdown()
 
     async def _drop(self, channels: list[str]) -> None:
         with contextlib.suppress(Exception):
@@ -246,33 +289,23 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
                 await super().unsubscribe(idle)
 
     async def publish(self, data: bytes, channels: Iterable[str]) -> None:
-        await self.publish_many([(data, list(channels))])
-
-    async def publish_many(self, frames: list[tuple[bytes, list[str]]]) -> None:
-        """``frames`` in one pipeline, in order (PUBLISH needs no script for one channel
-        at a time: Litestar's Lua script only made a multi-channel publish atomic, and
-        nothing here relies on that). A burst that fails is sent again whole, backing off,
-        for ``PUBLISH_PATIENCE`` seconds, the frames behind it waiting: its first frames may
-        have gone through, and arrive twice; the sockets' seq check drops the second
-        (``server.ws.connection``). Only a broker away for longer costs frames (counted,
-        logged): the other processes' sockets fill the hole from PostgreSQL at the table's
-        next frame, or at the RESYNC that follows their own reconnection."""
-        deadline = time.monotonic() + PUBLISH_PATIENCE
-        pause = 0.05
-        while True:
+        """One frame (Litestar's ``wait_published``), tried ``PUBLISH_TRIES`` times."""
+        for attempt in range(PUBLISH_TRIES):
             try:
-                await self._send(frames)
+                await self.publish_many([(data, list(channels))])
                 return
             except Exception as exc:
-                if time.monotonic() + pause > deadline:
-                    names = sorted({c for _, channels in frames for c in channels})
-                    log.error("%d frame(s) for %s could not be published: %s", len(frames), names, exc)
-                    metrics.BROKER_DROPPED.inc(len(frames))
+                if attempt == PUBLISH_TRIES - 1:
+                    log.error("a frame for %s could not be published: %s", list(channels), exc)
+                    metrics.BROKER_DROPPED.inc()
                     return
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 2.0)
+                await asyncio.sleep(0.1 * (attempt + 1))
 
-    async def _send(self, frames: list[tuple[bytes, list[str]]]) -> None:
+    async def publish_many(self, frames: list[tuple[bytes, list[str]]]) -> None:
+        """``frames`` in one pipeline, in order, each marked as this process's; raises if
+        it fails (``Channels`` tries it again). PUBLISH needs no script for one channel at a
+        time: Litestar's Lua script only made a multi-channel publish atomic, and nothing
+        here relies on that."""
         pipe = self._redis.pipeline(transaction=False)
         mark = self.mark
         for data, channels in frames:

@@ -56,9 +56,9 @@ FORWARDED = Counter("casino_commands_forwarded", "Commands taken by this process
                     "API or a tournament's orders) for a table another process owns, and sent there through "
                     "the broker (each once, however often it was tried): mostly sockets placed away from "
                     "their tables; the lobby's ws_url places them at the owner")
-BROKER_DROPPED = Counter("casino_broker_frames_dropped", "Table frames this process could not publish to the "
-                         "other processes (the broker away for longer than the burst's patience, 15 s): their "
-                         "sockets fill the hole from PostgreSQL")
+BROKER_DROPPED = Counter("casino_broker_frames_dropped", "Frames this process could not publish to the other "
+                         "processes within 15 s (2 s once stopping) of their publishing: the broker away; their "
+                         "sockets read what they missed from PostgreSQL")
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)

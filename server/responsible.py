@@ -324,17 +324,42 @@ def _exclusion(row: asyncpg.Record) -> Exclusion:
                      row["until"].isoformat(), row["set_by"])
 
 
+async def excluded_among(conn: asyncpg.Connection | asyncpg.Pool, user_ids: list[str]) -> set[str]:
+    """Those of ``user_ids`` under an exclusion in force (as ``exclusion_refusal`` reads it)."""
+    rows = await conn.fetch(
+        """SELECT user_id FROM player_exclusions
+           WHERE user_id = ANY($1::text[]) AND (kind = 'self_exclusion' OR until > now())""", user_ids)
+    return {r["user_id"] for r in rows}
+
+
 async def watch_exclusions(resources: Any) -> None:
-    """Close the sockets of a player excluded on any process (close 4011)."""
+    """Close the sockets of a player excluded on any process (close 4011). After the broker
+    came back (``RESYNC``: an exclusion may have been published meanwhile, or dropped by the
+    process that could not publish it), the open sockets' players are looked up in
+    ``player_exclusions`` instead."""
+    from server.channels_backend import RESYNC
     from server.protocol import CLOSE_EXCLUDED
+
+    def close(user: str) -> None:
+        for socket in list(resources.sockets):
+            if socket.who is not None and socket.who.id == user:
+                socket.close(CLOSE_EXCLUDED, "self_excluded: you excluded yourself from play")
 
     subscriber = await resources.channels.subscribe([EXCLUSIONS_CHANNEL])
     try:
         async for raw in subscriber.iter_events():
-            user = raw.decode() if isinstance(raw, bytes) else str(raw)
-            for socket in list(resources.sockets):
-                if socket.who is not None and socket.who.id == user:
-                    socket.close(CLOSE_EXCLUDED, "self_excluded: you excluded yourself from play")
+            if raw == RESYNC:
+                users = list({s.who.id for s in list(resources.sockets) if s.who is not None})
+                try:
+                    async with resources.pool.acquire() as conn:
+                        excluded = await excluded_among(conn, users)
+                except Exception:
+                    log.exception("could not check the open sockets' players after the broker came back")
+                    continue
+                for user in excluded:
+                    close(user)
+                continue
+            close(raw.decode() if isinstance(raw, bytes) else str(raw))
     finally:
         with contextlib.suppress(Exception):
             await asyncio.shield(resources.channels.unsubscribe(subscriber, [EXCLUSIONS_CHANNEL]))

@@ -41,7 +41,8 @@ async def _next(subscriber, seconds: float = 2.0) -> bytes | None:
 
 
 async def _until_heard(plugin: Channels, subscriber, channel: str, seconds: float = 15.0) -> bool:
-    """Publish on ``channel`` until ``subscriber`` hears it (the broker back, resubscribed)."""
+    """Publish on ``channel`` from ``plugin`` (another process's: a process hears its own
+    frames without the broker) until ``subscriber`` hears it (the broker back, resubscribed)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while loop.time() < deadline:
@@ -64,7 +65,8 @@ async def test_a_subscribe_refused_while_the_broker_is_away_is_tried_again_later
 
     folder, url = own_redis
     plugin, _ = _plugin(url, "away")
-    async with plugin:
+    other, _ = _plugin(url, "away-other")  # another process, publishing
+    async with plugin, other:
         warm = await plugin.subscribe("away-warm")  # (the process's watchers: the connection is up)
         _shutdown(folder)
         await asyncio.sleep(0.3)
@@ -72,9 +74,9 @@ async def test_a_subscribe_refused_while_the_broker_is_away_is_tried_again_later
         with pytest.raises(Exception):  # noqa: B017,PT011  (redis' ConnectionError, whatever its class)
             await asyncio.wait_for(plugin.subscribe("away-table"), 10)
         _spawn(folder)
-        assert await _until_heard(plugin, warm, "away-warm")  # resubscribed: the process hears again
+        assert await _until_heard(other, warm, "away-warm")  # resubscribed: the process hears again
         again = await asyncio.wait_for(plugin.subscribe("away-table"), 10)  # (answered at once)
-        await plugin.wait_published(b"after", ["away-table"])
+        await other.wait_published(b"after", ["away-table"])
         assert await _next(again) == b"after"
 
 
@@ -84,7 +86,8 @@ async def test_a_subscribe_cancelled_while_waiting_its_turn_leaves_the_channel_a
     hear it."""
     _, url = own_redis
     plugin, backend = _plugin(url, "cancel")
-    async with plugin:
+    other, _ = _plugin(url, "cancel-other")  # another process, publishing
+    async with plugin, other:
         await plugin.subscribe("cancel-warm")
         async with backend._commands:
             gone = asyncio.create_task(plugin.subscribe("cancel-table"))
@@ -93,7 +96,7 @@ async def test_a_subscribe_cancelled_while_waiting_its_turn_leaves_the_channel_a
             with contextlib.suppress(asyncio.CancelledError):
                 await gone
         later = await asyncio.wait_for(plugin.subscribe("cancel-table"), 5)
-        await plugin.wait_published(b"hello", ["cancel-table"])
+        await other.wait_published(b"hello", ["cancel-table"])
         assert await _next(later) == b"hello"
 
 
@@ -106,7 +109,8 @@ async def test_a_subscriber_cancelled_while_waiting_for_ready_is_not_kept(own_re
 
     _, url = own_redis
     plugin, backend = _plugin(url, "ready")
-    async with plugin:
+    other, _ = _plugin(url, "ready-other")  # another process, publishing
+    async with plugin, other:
         await plugin.subscribe("ready-warm")
         async with backend._commands:
             first = asyncio.create_task(plugin.subscribe("ready-table"))
@@ -118,7 +122,7 @@ async def test_a_subscriber_cancelled_while_waiting_for_ready_is_not_kept(own_re
                 await second
         kept = await asyncio.wait_for(first, 5)
         for i in range(3):
-            await plugin.wait_published(f"f{i}".encode(), ["ready-table"])
+            await other.wait_published(f"f{i}".encode(), ["ready-table"])
         assert [await _next(kept) for _ in range(3)] == [b"f0", b"f1", b"f2"]
         await plugin.unsubscribe(kept, "ready-table")
         await asyncio.sleep(0.2)
@@ -137,7 +141,8 @@ async def test_subscribes_and_unsubscribes_crowding_one_channel_all_hear_it(own_
     subscriber deaf."""
     _, url = own_redis
     plugin, backend = _plugin(url, "churn")
-    async with plugin:
+    other, _ = _plugin(url, "churn-other")  # another process, publishing
+    async with plugin, other:
         await plugin.subscribe("churn-warm")
         a = await plugin.subscribe("churn-t")
         async with backend._commands:
@@ -149,7 +154,7 @@ async def test_subscribes_and_unsubscribes_crowding_one_channel_all_hear_it(own_
             await asyncio.sleep(0.05)
         await out
         sb, sc = await asyncio.wait_for(asyncio.gather(b, c), 5)
-        await plugin.wait_published(b"x", ["churn-t"])
+        await other.wait_published(b"x", ["churn-t"])
         assert await _next(sb) == await _next(sc) == b"x"
 
 

@@ -11,6 +11,10 @@ One floor, one outage (the scenario runs once, module-scoped; each test asserts 
 * the broker back, he subscribes to ``crowd-b`` again and the croupier opens a spin there;
   the spin at ``crowd-a`` is played out and settled.
 
+In one process a table's frames reach its sockets without the broker
+(``Channels.publish``), so what a subscription made during the outage hears from the
+broker afterwards is also ``test_crowd_review``'s, with a second process publishing.
+
 Bugs the review found, fixed since and kept here: a subscribe during the outage was never
 answered and left the table silent in the process after it; a crowd socket told RESYNC read
 back every other player's bet since its own last frame."""

@@ -224,3 +224,46 @@ async def test_after_the_broker_came_back_the_open_sockets_tokens_are_looked_up(
     await watch_logouts(resources)
     assert gone.closing[0] == gone_too.closing[0] == later.closing[0] == 4012
     assert kept.closing is None and unauthenticated.closing is None
+
+
+class _Player:
+    """A socket of ``user`` (what the exclusions' watcher reads of one)."""
+
+    def __init__(self, user: str | None) -> None:
+        from types import SimpleNamespace
+
+        self.who = SimpleNamespace(id=user) if user else None
+        self.closing: tuple[int, str] | None = None
+
+    def close(self, code: int, reason: str) -> None:
+        self.closing = (code, reason)
+
+
+async def test_after_the_broker_came_back_the_open_sockets_players_exclusions_are_looked_up(pool):
+    """An exclusion published while this process's broker connection was down (or dropped by
+    the process that could not publish it) never arrives: ``RESYNC`` makes the watcher look
+    its sockets' players up in ``player_exclusions``: a self-exclusion, ended or not, and a
+    cool-off still running close them; a lapsed cool-off does not."""
+    from types import SimpleNamespace
+
+    from server.channels_backend import RESYNC
+    from server.protocol import CLOSE_EXCLUDED
+    from server.responsible import watch_exclusions
+
+    for user in ("ex-self", "ex-ended", "ex-cool", "ex-lapsed", "ex-free", "ex-later"):
+        await pool.execute("INSERT INTO users (id, password_hash, role, currency) VALUES ($1, 'x', 'player', 'CHF')",
+                           user)
+    await pool.execute(
+        """INSERT INTO player_exclusions (user_id, kind, period, until, set_by) VALUES
+           ('ex-self', 'self_exclusion', '6m', now() + interval '180 days', 'ex-self'),
+           ('ex-ended', 'self_exclusion', '6m', now() - interval '1 day', 'ex-ended'),
+           ('ex-cool', 'cool_off', '24h', now() + interval '1 day', 'ex-cool'),
+           ('ex-lapsed', 'cool_off', '24h', now() - interval '1 hour', 'ex-lapsed')""")
+    socks = {u: _Player(u) for u in ("ex-self", "ex-ended", "ex-cool", "ex-lapsed", "ex-free", "ex-later")}
+    anonymous = _Player(None)
+    resources = SimpleNamespace(pool=pool, sockets={*socks.values(), anonymous},
+                                channels=_Channels([RESYNC, b"ex-later"]))
+    await watch_exclusions(resources)
+    closed = {u for u, s in socks.items() if s.closing and s.closing[0] == CLOSE_EXCLUDED}
+    assert closed == {"ex-self", "ex-ended", "ex-cool", "ex-later"}
+    assert anonymous.closing is None
