@@ -58,7 +58,7 @@ PUBLISH_BURST = 256  # frames at most in one pipeline (bounds its replies)
 PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a burst of them
 # would pass Redis's output limit for a slow subscriber's connection, which Redis then drops)
 PUBLISH_PATIENCE = 15.0  # seconds a frame is tried (backing off) from when it was published
-CLOSING_PATIENCE = 2.0  # and at most this long once the process stops (its leases wait for it)
+CLOSING_PATIENCE = 2.0  # and at most this long once the channels stop (the process's exit waits)
 
 
 class FeedSubscriber(Subscriber):
@@ -102,6 +102,7 @@ class Channels(ChannelsPlugin):
         super().__init__(*args, **kw)
         self._in_flight = 0  # frames of the burst being published
         self._closing_at: float | None = None
+        self._attempt: asyncio.Future[None] | None = None
         self._cleanups: set[asyncio.Task[None]] = set()
         attach = getattr(self._backend, "attach", None)
         if attach is not None:
@@ -147,24 +148,26 @@ class Channels(ChannelsPlugin):
         """``data`` to ``channels``' subscribers here at the loop's next turn (in order: the
         loop runs its callbacks first in, first out), and to the other processes through the
         broker where there is one (the memory backend's process has no other)."""
-        if self._pub_queue is None:
-            raise RuntimeError("Plugin not yet initialized. Did you forget to call on_startup?")
-        names = [channels] if isinstance(channels, str) else list(channels)
-        frame = self.encode_data(data)
-        asyncio.get_running_loop().call_soon(self._deliver, frame, names)
-        if hasattr(self._backend, "publish_many"):
-            self._pub_queue.put_nowait((frame, names, time.monotonic()))
+        frame, names = self._here(data, channels)
+        queue = self._pub_queue
+        if queue is not None and hasattr(self._backend, "publish_many"):
+            queue.put_nowait((frame, names, time.monotonic()))
 
     async def wait_published(self, data: Any, channels: str | Iterable[str]) -> None:
         """``publish``, returning once the broker has it (its subscribers here have it at the
         loop's next turn, in order with the frames published before)."""
+        frame, names = self._here(data, channels)
+        if hasattr(self._backend, "publish_many"):
+            await self._backend.publish(frame, names)
+
+    def _here(self, data: Any, channels: str | Iterable[str]) -> tuple[bytes, list[str]]:
+        """The frame, handed to this process's subscribers at the loop's next turn."""
         if self._pub_queue is None:
             raise RuntimeError("Plugin not yet initialized. Did you forget to call on_startup?")
         names = [channels] if isinstance(channels, str) else list(channels)
         frame = self.encode_data(data)
         asyncio.get_running_loop().call_soon(self._deliver, frame, names)
-        if hasattr(self._backend, "publish_many"):
-            await self._backend.publish(frame, names)
+        return frame, names
 
     def _deliver(self, frame: bytes, names: list[str]) -> None:
         for name in dict.fromkeys(names):
@@ -209,7 +212,7 @@ class Channels(ChannelsPlugin):
         through and arrive twice, and the sockets' seq check drops the second copies
         (``server.ws.connection``). The frames behind it wait, in order. A frame not out
         ``PUBLISH_PATIENCE`` seconds after it was published (``CLOSING_PATIENCE`` after the
-        process began to stop) is dropped, logged and counted: the other processes' sockets
+        channels began to stop, the tables stopped already) is dropped, logged and counted: the other processes' sockets
         read it from PostgreSQL at the table's next frame, or at the RESYNC after their own
         reconnection. So a broker away for long holds no more than that many seconds of
         frames, and never a stop."""
@@ -225,12 +228,26 @@ class Channels(ChannelsPlugin):
                 burst = burst[len(late):]
                 continue
             due = self._due(burst[0][2])
+            # A task of its own, which the stop can cut short (``_on_shutdown``): a broker that
+            # does not answer would hold an attempt begun before the stop for its full patience.
+            attempt = self._attempt = asyncio.ensure_future(many([(frame, names) for frame, names, _ in burst]))
             try:
-                await asyncio.wait_for(many([(frame, names) for frame, names, _ in burst]), due - now)
+                await asyncio.wait({attempt}, timeout=due - now)
+            except BaseException:  # (this task cancelled: the attempt goes with it)
+                attempt.cancel()
+                raise
+            finally:
+                self._attempt = None
+            if not attempt.done():
+                attempt.cancel()  # (redis-py drops the connection of a command cut short)
+                error = TimeoutError(f"no answer within {due - now:.1f} s")
+            elif attempt.cancelled():
+                error = ConnectionError("cut short: the process is stopping")
+            elif attempt.exception() is not None:
+                error = attempt.exception()
+            else:
                 return
-            except Exception as exc:  # (a timeout too: the attempt's connection is dropped)
-                error = exc
-            await asyncio.sleep(max(0.0, min(pause, due - time.monotonic())))
+            await asyncio.sleep(max(0.0, min(pause, self._due(burst[0][2]) - time.monotonic())))
             pause = min(pause * 2, 2.0)
 
     def _due(self, published_at: float) -> float:
@@ -238,10 +255,28 @@ class Channels(ChannelsPlugin):
         return due if self._closing_at is None else min(due, self._closing_at + CLOSING_PATIENCE)
 
     async def _on_shutdown(self) -> None:
-        # (Litestar's waits for every frame queued to be published: with the broker away, the
-        # tables, which stop after this, would keep it waiting until the supervisor's kill.)
+        # Litestar's waits for every frame queued to be published: with the broker away that
+        # was for ever. Now a frame gets CLOSING_PATIENCE more, and an attempt that has not
+        # answered by then is cut short. (The tables stopped before: ``on_app_init``.)
         self._closing_at = time.monotonic()
-        await super()._on_shutdown()
+        cut = asyncio.get_running_loop().call_later(CLOSING_PATIENCE, self._cut_short)
+        try:
+            await super()._on_shutdown()
+        finally:
+            cut.cancel()
+
+    def _cut_short(self) -> None:
+        if self._attempt is not None and not self._attempt.done():
+            self._attempt.cancel()
+
+    def on_app_init(self, app_config: Any) -> Any:
+        """Litestar's, with the plugin's lifespan first: entered before the app's own (which
+        starts the tables) and left after it, so the tables stop, and publish their last
+        frames, while the channels still run (left first, they dropped those frames)."""
+        app_config = super().on_app_init(app_config)
+        app_config.lifespan.remove(self)
+        app_config.lifespan.insert(0, self)
+        return app_config
 
     async def _drop(self, channels: list[str]) -> None:
         with contextlib.suppress(Exception):

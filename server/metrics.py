@@ -57,7 +57,7 @@ FORWARDED = Counter("casino_commands_forwarded", "Commands taken by this process
                     "the broker (each once, however often it was tried): mostly sockets placed away from "
                     "their tables; the lobby's ws_url places them at the owner")
 BROKER_DROPPED = Counter("casino_broker_frames_dropped", "Frames this process could not publish to the other "
-                         "processes within 15 s (2 s once stopping) of their publishing: the broker away; their "
+                         "processes within 15 s of their publishing (2 s more at the stop): the broker away; their "
                          "sockets read what they missed from PostgreSQL")
 WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by close code "
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
