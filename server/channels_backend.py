@@ -53,7 +53,6 @@ log = logging.getLogger("casino.channels")
 RESYNC = b"\x00resync"  # not JSON: no table frame can look like it
 ORIGIN = b"\x01"  # a frame on Redis: ORIGIN, its process's 8 bytes, the frame (not JSON either)
 MARK = len(ORIGIN) + 8
-PUBLISH_TRIES = 3  # a single frame's (``wait_published``)
 PUBLISH_BURST = 256  # frames at most in one pipeline (bounds its replies)
 PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a burst of them
 # would pass Redis's output limit for a slow subscriber's connection, which Redis then drops)
@@ -103,6 +102,9 @@ class Channels(ChannelsPlugin):
         self._in_flight = 0  # frames of the burst being published
         self._closing_at: float | None = None
         self._attempt: asyncio.Future[None] | None = None
+        # The broker's bursts (None: the memory backend, one process and no other to reach).
+        self._many: Callable[[list[tuple[bytes, list[str]]]], Awaitable[None]] | None = getattr(
+            self._backend, "publish_many", None)
         self._cleanups: set[asyncio.Task[None]] = set()
         attach = getattr(self._backend, "attach", None)
         if attach is not None:
@@ -150,14 +152,14 @@ class Channels(ChannelsPlugin):
         broker where there is one (the memory backend's process has no other)."""
         frame, names = self._here(data, channels)
         queue = self._pub_queue
-        if queue is not None and hasattr(self._backend, "publish_many"):
+        if queue is not None and self._many is not None:
             queue.put_nowait((frame, names, time.monotonic()))
 
     async def wait_published(self, data: Any, channels: str | Iterable[str]) -> None:
         """``publish``, returning once the broker has it (its subscribers here have it at the
         loop's next turn, in order with the frames published before)."""
         frame, names = self._here(data, channels)
-        if hasattr(self._backend, "publish_many"):
+        if self._many is not None:
             await self._backend.publish(frame, names)
 
     def _here(self, data: Any, channels: str | Iterable[str]) -> tuple[bytes, list[str]]:
@@ -187,7 +189,7 @@ class Channels(ChannelsPlugin):
     async def _pub_worker(self) -> None:
         # Litestar's publishes one frame a round trip; a backend that can send a burst
         # (``publish_many``) gets every frame waiting, in order.
-        many = getattr(self._backend, "publish_many", None)
+        many = self._many
         if many is None:
             await super()._pub_worker()
             return
@@ -289,16 +291,14 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
         # One pub/sub command at a time (see the module's doc): the first one connects,
         # and no (un)subscription interleaves with another's bookkeeping or a resubscription.
         self._commands = asyncio.Lock()
-        self.mark = ORIGIN + os.urandom(MARK - len(ORIGIN))  # this process's frames on Redis
-        self._own_delivered = False  # (Litestar's own plugin: its frames come back off Redis)
+        # This process's frames on Redis, skipped when they come back: ``Channels`` hands them
+        # to the process's subscribers itself (with Litestar's own plugin they would be lost).
+        self.mark = ORIGIN + os.urandom(MARK - len(ORIGIN))
         self._in_use: Callable[[str], bool] = lambda channel: False
 
     def attach(self, in_use: Callable[[str], bool]) -> None:
-        """Whether the plugin has subscribers for a channel (checked again under the lock);
-        and from now on the plugin hands this process's own frames to its subscribers
-        (``Channels.publish``): the broker's copies of them are skipped."""
+        """Whether the plugin has subscribers for a channel (checked again under the lock)."""
         self._in_use = in_use
-        self._own_delivered = True
 
     def _subscribed(self) -> set[str]:
         pubsub = self._pub_sub
@@ -324,17 +324,8 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
                 await super().unsubscribe(idle)
 
     async def publish(self, data: bytes, channels: Iterable[str]) -> None:
-        """One frame (Litestar's ``wait_published``), tried ``PUBLISH_TRIES`` times."""
-        for attempt in range(PUBLISH_TRIES):
-            try:
-                await self.publish_many([(data, list(channels))])
-                return
-            except Exception as exc:
-                if attempt == PUBLISH_TRIES - 1:
-                    log.error("a frame for %s could not be published: %s", list(channels), exc)
-                    metrics.BROKER_DROPPED.inc()
-                    return
-                await asyncio.sleep(0.1 * (attempt + 1))
+        """One frame (``Channels.wait_published``), one attempt: raises if it fails."""
+        await self.publish_many([(data, list(channels))])
 
     async def publish_many(self, frames: list[tuple[bytes, list[str]]]) -> None:
         """``frames`` in one pipeline, in order, each marked as this process's; raises if
@@ -354,7 +345,7 @@ class ResilientPubSubBackend(RedisChannelsPubSubBackend):
             try:
                 async for channel, data in super().stream_events():
                     if data[:1] == ORIGIN:
-                        if data[:MARK] == self.mark and self._own_delivered:
+                        if data[:MARK] == self.mark:
                             continue  # ours: this process's subscribers had it (``Channels.publish``)
                         data = data[MARK:]
                     yield channel, data

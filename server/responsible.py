@@ -15,8 +15,6 @@ the player's session settings (reality check, session time limit). Stored in Pos
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -27,8 +25,10 @@ import msgspec
 from games.errors import GameError
 from games.ledger import accounts
 from games.money import currency as currency_of
+from server import store
 from server.auth import Principal
 from server.store import audit
+from server.store.users import EXCLUSION_IN_FORCE
 
 log = logging.getLogger("casino.responsible")
 
@@ -87,8 +87,8 @@ def _iso(t: datetime | None) -> str | None:
 async def exclusion_refusal(conn: asyncpg.Connection | asyncpg.Pool, user_id: str) -> GameError | None:
     """The refusal for a player under an exclusion in force, or None."""
     row = await conn.fetchrow(
-        """SELECT kind, period, until, until <= now() AS ended FROM player_exclusions
-           WHERE user_id = $1 AND (kind = 'self_exclusion' OR until > now())""", user_id)
+        f"""SELECT kind, period, until, until <= now() AS ended FROM player_exclusions e
+           WHERE user_id = $1 AND {EXCLUSION_IN_FORCE}""", user_id)
     if row is None:
         return None
     until = row["until"].isoformat()
@@ -324,45 +324,16 @@ def _exclusion(row: asyncpg.Record) -> Exclusion:
                      row["until"].isoformat(), row["set_by"])
 
 
-async def excluded_among(conn: asyncpg.Connection | asyncpg.Pool, user_ids: list[str]) -> set[str]:
-    """Those of ``user_ids`` under an exclusion in force (as ``exclusion_refusal`` reads it)."""
-    rows = await conn.fetch(
-        """SELECT user_id FROM player_exclusions
-           WHERE user_id = ANY($1::text[]) AND (kind = 'self_exclusion' OR until > now())""", user_ids)
-    return {r["user_id"] for r in rows}
-
-
 async def watch_exclusions(resources: Any) -> None:
-    """Close the sockets of a player excluded on any process (close 4011). After the broker
-    came back (``RESYNC``: an exclusion may have been published meanwhile, or dropped by the
-    process that could not publish it), the open sockets' players are looked up in
-    ``player_exclusions`` instead."""
-    from server.channels_backend import RESYNC
+    """Close the sockets of a player excluded on any process (close 4011)."""
     from server.protocol import CLOSE_EXCLUDED
+    from server.sessions import close_named
 
-    def close(user: str) -> None:
-        for socket in list(resources.sockets):
-            if socket.who is not None and socket.who.id == user:
-                socket.close(CLOSE_EXCLUDED, "self_excluded: you excluded yourself from play")
+    def close(socket: Any) -> None:
+        socket.close(CLOSE_EXCLUDED, "self_excluded: you excluded yourself from play")
 
-    subscriber = await resources.channels.subscribe([EXCLUSIONS_CHANNEL])
-    try:
-        async for raw in subscriber.iter_events():
-            if raw == RESYNC:
-                users = list({s.who.id for s in list(resources.sockets) if s.who is not None})
-                try:
-                    async with resources.pool.acquire() as conn:
-                        excluded = await excluded_among(conn, users)
-                except Exception:
-                    log.exception("could not check the open sockets' players after the broker came back")
-                    continue
-                for user in excluded:
-                    close(user)
-                continue
-            close(raw.decode() if isinstance(raw, bytes) else str(raw))
-    finally:
-        with contextlib.suppress(Exception):
-            await asyncio.shield(resources.channels.unsubscribe(subscriber, [EXCLUSIONS_CHANNEL]))
+    await close_named(resources, EXCLUSIONS_CHANNEL, lambda s: s.who.id if getattr(s, "who", None) else None,
+                      store.excluded_among, close)
 
 
 def _end(period: str, until: datetime) -> datetime:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from litestar.security.jwt import Token
@@ -42,28 +43,34 @@ def _close(socket: Any) -> None:
 
 
 async def watch_logouts(resources: Any) -> None:
-    """Close this process's sockets whose token was logged out on any process (close 4012).
-    After the broker came back (``RESYNC``: a logout may have been published meanwhile), the
-    open sockets' tokens are looked up in ``revoked_tokens`` instead."""
-    subscriber = await resources.channels.subscribe([LOGOUTS_CHANNEL])
+    """Close this process's sockets whose token was logged out on any process (close 4012)."""
+    await close_named(resources, LOGOUTS_CHANNEL, lambda s: getattr(s, "token_key", None),
+                      store.revoked_among, _close)
+
+
+async def close_named(resources: Any, channel: str, key: Callable[[Any], str | None],
+                      among: Callable[[Any, list[str]], Awaitable[set[str]]],
+                      close: Callable[[Any], None]) -> None:
+    """Close this process's sockets that a message on ``channel`` names by their ``key`` (a
+    token's, a player's), published by any process. After the broker came back (``RESYNC``:
+    a message may have been published meanwhile, or dropped by a process that could not
+    publish it), the open sockets' keys are looked up in PostgreSQL (``among``) instead."""
+    subscriber = await resources.channels.subscribe([channel])
     try:
         async for raw in subscriber.iter_events():
+            sockets = [s for s in list(resources.sockets) if key(s)]
             if raw == RESYNC:
-                sockets = [s for s in list(resources.sockets) if getattr(s, "token_key", None)]
                 try:
                     async with resources.pool.acquire() as conn:
-                        revoked = await store.revoked_among(conn, list({s.token_key for s in sockets}))
+                        named = await among(conn, list({key(s) for s in sockets}))
                 except Exception:
-                    log.exception("could not check the open sockets' tokens after the broker came back")
+                    log.exception("could not look the open sockets up after the broker came back (%s)", channel)
                     continue
-                for socket in sockets:
-                    if socket.token_key in revoked:
-                        _close(socket)
-                continue
-            key = raw.decode() if isinstance(raw, bytes) else str(raw)
-            for socket in list(resources.sockets):
-                if getattr(socket, "token_key", None) == key:
-                    _close(socket)
+            else:
+                named = {raw.decode() if isinstance(raw, bytes) else str(raw)}
+            for socket in sockets:
+                if key(socket) in named:
+                    close(socket)
     finally:
         with contextlib.suppress(Exception):
-            await asyncio.shield(resources.channels.unsubscribe(subscriber, [LOGOUTS_CHANNEL]))
+            await asyncio.shield(resources.channels.unsubscribe(subscriber, [channel]))

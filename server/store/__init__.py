@@ -60,6 +60,7 @@ from server.store.tables import (
 from server.store.users import (
     authenticate,
     create_user,
+    excluded_among,
     get_user,
     list_users,
     new_user,
@@ -82,5 +83,6 @@ __all__ = [
     "record_batch", "replace_state", "stored_events", "Unanswered", "Unchecked",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
-    "authenticate", "create_user", "get_user", "list_users", "new_user", "revoke_token", "revoked_among",
+    "authenticate", "create_user", "excluded_among", "get_user", "list_users", "new_user", "revoke_token",
+    "revoked_among",
 ]

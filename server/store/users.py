@@ -55,6 +55,11 @@ async def create_user(conn: asyncpg.Connection, user: NewUser, role: str,
     return Principal(user.id, role, currency)
 
 
+# An exclusion in force (a player's row ``e`` of player_exclusions): a self-exclusion until
+# the desk lifts it, even past its end; a cool-off until it ends.
+EXCLUSION_IN_FORCE = "(e.kind = 'self_exclusion' OR e.until > now())"
+
+
 async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str, *,
                    playing: bool = False, token: str | None = None) -> Principal | None:
     """The user, if he exists and is enabled. ``playing`` (a request or socket of his own):
@@ -62,8 +67,8 @@ async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str, *,
     ``token`` (its ``auth.token_key``): a token ended by a logout is refused (``unauthorized``),
     looked up in the same statement."""
     row = await conn.fetchrow(
-        """SELECT id, role, currency, EXISTS (SELECT 1 FROM player_exclusions e WHERE e.user_id = users.id
-                  AND (e.kind = 'self_exclusion' OR e.until > now())) AS excluded,
+        f"""SELECT id, role, currency, EXISTS (SELECT 1 FROM player_exclusions e WHERE e.user_id = users.id
+                  AND {EXCLUSION_IN_FORCE}) AS excluded,
                   EXISTS (SELECT 1 FROM revoked_tokens r WHERE r.jti = $2) AS revoked
            FROM users WHERE id = $1 AND NOT disabled""", user_id, token)
     if row is None:
@@ -91,6 +96,13 @@ async def revoked_among(conn: asyncpg.Connection | asyncpg.Pool, tokens: list[st
     """Which of ``tokens`` (``auth.token_key``) were revoked."""
     rows = await conn.fetch("SELECT jti FROM revoked_tokens WHERE jti = ANY($1::text[])", tokens)
     return {r["jti"] for r in rows}
+
+
+async def excluded_among(conn: asyncpg.Connection | asyncpg.Pool, user_ids: list[str]) -> set[str]:
+    """Which of ``user_ids`` are under an exclusion in force."""
+    rows = await conn.fetch(f"SELECT e.user_id FROM player_exclusions e WHERE e.user_id = ANY($1::text[]) "
+                            f"AND {EXCLUSION_IN_FORCE}", user_ids)
+    return {r["user_id"] for r in rows}
 
 
 async def list_users(conn: asyncpg.Connection | asyncpg.Pool) -> list[Principal]:

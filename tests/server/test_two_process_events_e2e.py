@@ -34,11 +34,12 @@ async def test_first_subscriptions_at_once_all_reach_the_process(redis_url):
     from redis.asyncio import Redis
 
     plugin = ChannelsPlugin(backend=_backend(redis_url, "first"), arbitrary_channels_allowed=True)
+    other = Channels(backend=_backend(redis_url, "first-other"), arbitrary_channels_allowed=True)  # another process
     names = [f"first-{i}" for i in range(4)]
-    async with plugin:
+    async with plugin, other:
         subscribers = await asyncio.gather(*(plugin.subscribe(n) for n in names))
         for i, name in enumerate(names):
-            await plugin.wait_published(f"m{i}".encode(), [name])
+            await other.wait_published(f"m{i}".encode(), [name])
         assert [await _next(s) for s in subscribers] == [f"m{i}".encode() for i in range(len(names))]
         broker = Redis.from_url(redis_url)
         try:
