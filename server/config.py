@@ -72,6 +72,9 @@ class Settings:
     # (60; tests use 1).
     limit_raise_hours: float = 24.0
     reality_check_unit_seconds: float = 60.0
+    # Each process looks its open sockets' tokens and players up in PostgreSQL this often, and
+    # closes those logged out or excluded where it never heard of it (server.sessions).
+    socket_recheck_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, **overrides) -> Settings:
@@ -98,6 +101,7 @@ class Settings:
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
             reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),
+            socket_recheck_seconds=num("CASINO_SOCKET_RECHECK_SECONDS", 60.0),
         )
         for k, v in overrides.items():
             setattr(s, k, v)

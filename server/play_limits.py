@@ -11,6 +11,12 @@ take him past his limit:
   in play counts as lost whole) less what came back to him for them (wins and refunds, by
   the bet's ref): a player who is up may stake more before he reaches his loss limit.
 
+A player under a cool-off or self-exclusion in force (``server.responsible``) stakes no real
+money at all (``self_excluded`` / ``cooling_off``): his login, requests and sockets are
+refused or closed already, and this is where a socket of his that a process never heard about
+(the broker away: docs/operations.md) is stopped too. Tournament points are not money; an
+absent player's charge there is the table's own doing.
+
 A new bet counts whole against both. Each bet is judged by when it was placed, its
 settlement with it. A batch's statement finds whether any of its players has limits (then it
 writes nothing, and the batch runs again with the replay check, ``store.answered``, which
@@ -27,9 +33,10 @@ from typing import Any
 
 from games.errors import GameError
 from games.ledger import accounts
+from games.money import currency as currency_of
 from games.players import is_floor
 from games.wagers import WagerPlaced
-from server.responsible import IN_FORCE, WINDOWS
+from server.responsible import IN_FORCE, WINDOWS, exclusion_refusals
 
 # What each window's limits and usage are, for a set of players (the limit in force: a
 # raise whose time came applies).
@@ -68,6 +75,11 @@ async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) 
     if not bets:
         return
     players = sorted({player for player, _ in bets})
+    if currency_of(currency).cash:
+        excluded = await exclusion_refusals(conn, players)
+        for player, _ in bets:  # (the batch's first: the runtime then tries each command alone)
+            if player in excluded:
+                raise excluded[player]
     limits: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
     for r in await conn.fetch(_LIMITS, players, currency):
         if r["lim"] is not None:

@@ -4,13 +4,15 @@ the player's session settings (reality check, session time limit). Stored in Pos
 
 - An exclusion in force refuses a login (``self_excluded`` / ``cooling_off``, with its end),
   every HTTP request and websocket with an older token (``store.get_user(playing=True)``),
-  and a deposit; it closes the player's open sockets on every process (close 4011, through
-  the channels: ``watch_exclusions``). It only ever gets longer. A cool-off lapses by itself;
-  a self-exclusion stays until the desk lifts it at the player's request after its end.
+  a deposit, and any stake of real money where it leaves his wallet, whatever socket it
+  came by (``server.play_limits``, inside the table's commit); it closes the player's open
+  sockets on every process (close 4011, through the channels: ``watch_exclusions``). It
+  only ever gets longer. A cool-off lapses by itself; a self-exclusion stays until the desk
+  lifts it at the player's request after its end.
 - Deposit limits per player, currency and rolling window: lowering at once, raising (or
   removing) after ``CASINO_LIMIT_RAISE_HOURS``; the cashier's deposit counts the window's
   deposits to the wallet in the ledger and refuses one over any limit (``deposit_limit``).
-- Loss and stake limits are not built (they belong on the bet path).
+- Stake and loss limits are set here and checked on the bet path (``server.play_limits``).
 """
 
 from __future__ import annotations
@@ -86,11 +88,18 @@ def _iso(t: datetime | None) -> str | None:
 
 async def exclusion_refusal(conn: asyncpg.Connection | asyncpg.Pool, user_id: str) -> GameError | None:
     """The refusal for a player under an exclusion in force, or None."""
-    row = await conn.fetchrow(
-        f"""SELECT kind, period, until, until <= now() AS ended FROM player_exclusions e
-           WHERE user_id = $1 AND {EXCLUSION_IN_FORCE}""", user_id)
-    if row is None:
-        return None
+    return (await exclusion_refusals(conn, [user_id])).get(user_id)
+
+
+async def exclusion_refusals(conn: asyncpg.Connection | asyncpg.Pool, user_ids: list[str]) -> dict[str, GameError]:
+    """The refusal for each of ``user_ids`` under an exclusion in force."""
+    rows = await conn.fetch(
+        f"""SELECT user_id, kind, period, until, until <= now() AS ended FROM player_exclusions e
+           WHERE user_id = ANY($1::text[]) AND {EXCLUSION_IN_FORCE}""", user_ids)
+    return {row["user_id"]: _refusal(row) for row in rows}
+
+
+def _refusal(row: asyncpg.Record) -> GameError:
     until = row["until"].isoformat()
     if row["kind"] == "cool_off":
         return GameError("cooling_off", f"You are taking a break until {until}.", until=until)

@@ -7,7 +7,9 @@ Every HTTP request and websocket handshake looks its token up there in the same 
 that reads its user (``store.get_user(token=...)``): a revoked token is 401 ``unauthorized``
 (a socket: 4001). The sockets already open with it close with 4012 on every process, through
 the channels, as an exclusion closes a player's (``responsible.watch_exclusions``): each
-process closes its own. Another token of the same user (another device) is not touched.
+process closes its own, and looks its open sockets up every ``CASINO_SOCKET_RECHECK_SECONDS``
+(one it was never told of: the broker away from the process that logged it out). Another
+token of the same user (another device) is not touched.
 """
 
 from __future__ import annotations
@@ -54,23 +56,43 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
     """Close this process's sockets that a message on ``channel`` names by their ``key`` (a
     token's, a player's), published by any process. After the broker came back (``RESYNC``:
     a message may have been published meanwhile, or dropped by a process that could not
-    publish it), the open sockets' keys are looked up in PostgreSQL (``among``) instead."""
+    publish it), and every ``socket_recheck_seconds`` besides, the open sockets' keys are
+    looked up in PostgreSQL (``among``) instead: a process whose own link to the broker held
+    gets no RESYNC when only the publishing process lost it, and would otherwise keep such a
+    socket open for good (an excluded player's stakes are refused at the table regardless:
+    ``server.play_limits``)."""
+
+    async def look_up() -> None:
+        sockets = [s for s in list(resources.sockets) if key(s)]
+        if not sockets:
+            return
+        try:
+            async with resources.pool.acquire() as conn:
+                named = await among(conn, list({key(s) for s in sockets}))
+        except Exception:
+            log.exception("could not look the open sockets up in PostgreSQL (%s)", channel)
+            return
+        for socket in sockets:
+            if key(socket) in named:
+                close(socket)
+
+    async def every(seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            await look_up()
+
     subscriber = await resources.channels.subscribe([channel])
+    recheck = asyncio.create_task(every(resources.settings.socket_recheck_seconds), name=f"recheck {channel}")
     try:
         async for raw in subscriber.iter_events():
-            sockets = [s for s in list(resources.sockets) if key(s)]
             if raw == RESYNC:
-                try:
-                    async with resources.pool.acquire() as conn:
-                        named = await among(conn, list({key(s) for s in sockets}))
-                except Exception:
-                    log.exception("could not look the open sockets up after the broker came back (%s)", channel)
-                    continue
-            else:
-                named = {raw.decode() if isinstance(raw, bytes) else str(raw)}
-            for socket in sockets:
-                if key(socket) in named:
+                await look_up()
+                continue
+            named = raw.decode() if isinstance(raw, bytes) else str(raw)
+            for socket in list(resources.sockets):
+                if key(socket) == named:
                     close(socket)
     finally:
+        recheck.cancel()
         with contextlib.suppress(Exception):
             await asyncio.shield(resources.channels.unsubscribe(subscriber, [channel]))

@@ -56,8 +56,9 @@ async def create_user(conn: asyncpg.Connection, user: NewUser, role: str,
 
 
 # An exclusion in force (a player's row ``e`` of player_exclusions): a self-exclusion until
-# the desk lifts it, even past its end; a cool-off until it ends.
-EXCLUSION_IN_FORCE = "(e.kind = 'self_exclusion' OR e.until > now())"
+# the desk lifts it, even past its end; a cool-off until it ends. The rule is SQL's
+# (migration 0122), where a batch's stakes are checked too.
+EXCLUSION_IN_FORCE = "exclusion_in_force(e.kind, e.until)"
 
 
 async def get_user(conn: asyncpg.Connection | asyncpg.Pool, user_id: str, *,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import asyncpg
 import httpx
@@ -190,6 +191,9 @@ class _Socket:
         self.closing = (code, reason)
 
 
+_SETTINGS = SimpleNamespace(socket_recheck_seconds=60.0)
+
+
 class _Channels:
     """One subscriber that hands over ``events``, then ends."""
 
@@ -210,8 +214,6 @@ class _Channels:
 async def test_after_the_broker_came_back_the_open_sockets_tokens_are_looked_up(pool):
     """A logout published while this process's broker connection was down never arrives:
     ``RESYNC`` (the connection is back) makes the watcher look its sockets' tokens up."""
-    from types import SimpleNamespace
-
     from server.channels_backend import RESYNC
     from server.sessions import watch_logouts
 
@@ -220,7 +222,7 @@ async def test_after_the_broker_came_back_the_open_sockets_tokens_are_looked_up(
     gone, gone_too, kept, unauthenticated = _Socket("k-gone"), _Socket("k-gone"), _Socket("k-kept"), _Socket(None)
     later = _Socket("k-later")
     resources = SimpleNamespace(pool=pool, sockets={gone, gone_too, kept, unauthenticated, later},
-                                channels=_Channels([RESYNC, b"k-later"]))
+                                channels=_Channels([RESYNC, b"k-later"]), settings=_SETTINGS)
     await watch_logouts(resources)
     assert gone.closing[0] == gone_too.closing[0] == later.closing[0] == 4012
     assert kept.closing is None and unauthenticated.closing is None
@@ -230,8 +232,6 @@ class _Player:
     """A socket of ``user`` (what the exclusions' watcher reads of one)."""
 
     def __init__(self, user: str | None) -> None:
-        from types import SimpleNamespace
-
         self.who = SimpleNamespace(id=user) if user else None
         self.closing: tuple[int, str] | None = None
 
@@ -244,8 +244,6 @@ async def test_after_the_broker_came_back_the_open_sockets_players_exclusions_ar
     the process that could not publish it) never arrives: ``RESYNC`` makes the watcher look
     its sockets' players up in ``player_exclusions``: a self-exclusion, ended or not, and a
     cool-off still running close them; a lapsed cool-off does not."""
-    from types import SimpleNamespace
-
     from server.channels_backend import RESYNC
     from server.protocol import CLOSE_EXCLUDED
     from server.responsible import watch_exclusions
@@ -262,8 +260,52 @@ async def test_after_the_broker_came_back_the_open_sockets_players_exclusions_ar
     socks = {u: _Player(u) for u in ("ex-self", "ex-ended", "ex-cool", "ex-lapsed", "ex-free", "ex-later")}
     anonymous = _Player(None)
     resources = SimpleNamespace(pool=pool, sockets={*socks.values(), anonymous},
-                                channels=_Channels([RESYNC, b"ex-later"]))
+                                channels=_Channels([RESYNC, b"ex-later"]), settings=_SETTINGS)
     await watch_exclusions(resources)
     closed = {u for u, s in socks.items() if s.closing and s.closing[0] == CLOSE_EXCLUDED}
     assert closed == {"ex-self", "ex-ended", "ex-cool", "ex-later"}
     assert anonymous.closing is None
+
+
+class _Quiet(_Channels):
+    """A subscriber that never hears anything: no message, no RESYNC (this process's link to
+    the broker held while the process that logged out or excluded lost its own)."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+
+    async def iter_events(self):
+        await asyncio.Event().wait()
+        yield b""
+
+
+async def test_sockets_never_told_are_looked_up_every_while(pool):
+    """Neither the message nor a RESYNC came: the watchers still look the open sockets up, every
+    ``CASINO_SOCKET_RECHECK_SECONDS``, and close a logged-out token's and an excluded player's."""
+    from server.protocol import CLOSE_EXCLUDED, CLOSE_LOGGED_OUT
+    from server.responsible import watch_exclusions
+    from server.sessions import watch_logouts
+
+    await pool.execute("INSERT INTO users (id, password_hash, role, currency) VALUES ('rc-gone', 'x', 'player', 'CHF')")
+    await pool.execute("INSERT INTO player_exclusions (user_id, kind, period, until, set_by) "
+                       "VALUES ('rc-gone', 'cool_off', '24h', now() + interval '1 day', 'rc-gone')")
+    await pool.execute("INSERT INTO revoked_tokens (jti, user_id, expires_at) "
+                       "VALUES ('k-missed', 'u', now() + interval '1 hour')")
+    token, token_kept = _Socket("k-missed"), _Socket("k-kept")
+    player, player_kept = _Player("rc-gone"), _Player("rc-ok")
+    quick = SimpleNamespace(socket_recheck_seconds=0.05)
+    watchers = [asyncio.create_task(watch(SimpleNamespace(pool=pool, sockets=sockets, channels=_Quiet(),
+                                                          settings=quick)))
+                for watch, sockets in ((watch_logouts, {token, token_kept}), (watch_exclusions, {player, player_kept}))]
+    try:
+        for _ in range(100):
+            if token.closing and player.closing:
+                break
+            await asyncio.sleep(0.05)
+        assert token.closing[0] == CLOSE_LOGGED_OUT and player.closing[0] == CLOSE_EXCLUDED
+        assert token_kept.closing is None and player_kept.closing is None
+        assert not any(w.done() for w in watchers)  # (still watching)
+    finally:
+        for w in watchers:
+            w.cancel()
+        await asyncio.gather(*watchers, return_exceptions=True)
