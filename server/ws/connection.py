@@ -401,6 +401,14 @@ class Connection(Outbox):
                     return
                 if replaced():
                     return
+            if isinstance(subscriber, hub.Member):
+                # (A hub made just now checks for holes from its first frame on only: what its
+                # frames skipped since this socket's snapshot is read here, before them.)
+                upto = subscriber.anchor(self.last_seq[table])
+                if upto is not None:
+                    ended = not await self._fill_gap(table, self.last_seq[table], upto, feed)
+                    if replaced() or ended:
+                        return
             manager.router.joined(table, self.who)
             self.present.add(table)
             self.answer(Accepted(msg.cid, table, self.last_seq[table]))

@@ -31,10 +31,22 @@ class Member:
     """A socket's place in a hub: the frames meant for it go to its feed (``server.ws.feed``),
     those before the feed is attached wait here."""
 
-    def __init__(self, player: str) -> None:
-        self.player = player
+    def __init__(self, hub: Hub, player: str) -> None:
+        self.hub, self.player = hub, player
         self.feed: Callable[[bytes], None] | None = None
         self.early: list[bytes] = []
+        self.base: int | None = None  # the seq its snapshot or replay holds, once read
+
+    def anchor(self, seq: int) -> int | None:
+        """The socket's snapshot or replay holds the table up to ``seq``: the seq up to which
+        it must read the table's events from PostgreSQL before the frames waiting for it, or
+        None. The hub checks the frames it hands on for holes only from its first one on; a
+        socket whose snapshot is older than that (a hub made for it just now, the table's first
+        frame there a later one: lost on the way, or a table that moved, its new owner's first
+        frame overtaking the old owner's last) would see a hole no one reports."""
+        self.base = seq
+        first = self.hub.first
+        return first - 1 if first is not None and first > seq + 1 else None
 
     def attach(self, feed: Callable[[bytes], None]) -> None:
         for frame in self.early:
@@ -55,6 +67,7 @@ class Hub:
         self.members: set[Member] = set()
         self.by_player: dict[str, set[Member]] = {}
         self.seq = 0  # the last seq of the last frame seen
+        self.first: int | None = None  # the first seq of the first: holes are checked from it on
         self.subscriber: Any = None
         self.task: asyncio.Task | None = None
         self.started = asyncio.Event()
@@ -95,9 +108,12 @@ class Hub:
                 self._all(self._resync())
                 continue
             peek = batch_seqs(frame)
-            if self.seq and peek.events and peek.events[0].seq > self.seq + 1:
+            start = peek.events[0].seq if peek.events else peek.seq + 1
+            if self.first is None:
+                self._first(start)
+            elif start > self.seq + 1:
                 log.warning("table %s: frames %d..%d lost on the way: every crowd socket reads them again",
-                            self.table, self.seq + 1, peek.events[0].seq - 1)
+                            self.table, self.seq + 1, start - 1)
                 self._all(self._resync())
             self.seq = max(self.seq, peek.seq)
             cut = split(frame)
@@ -107,6 +123,15 @@ class Hub:
             for player in cut.own:
                 for member in self.by_player.get(player, ()):
                     member.put(frame)
+
+    def _first(self, start: int) -> None:
+        """The hub's first frame starts at ``start``: a socket whose snapshot is older (see
+        ``Member.anchor``) reads what lies between from PostgreSQL (a bare RESYNC: from its
+        own last seq) before that frame."""
+        self.first = start
+        for member in self.members:
+            if member.base is not None and member.base < start - 1:
+                member.put(RESYNC)
 
     def _resync(self) -> bytes:
         """RESYNC, with the seq up to which every frame has already gone to each member (in
@@ -136,7 +161,7 @@ async def join(hubs: dict[str, Hub], channels: Any, table: str, player: str) -> 
             break
     else:
         raise ConnectionError(f"table {table}: no subscription to its channel (the broker away?)")
-    member = Member(player)
+    member = Member(hub, player)
     hub.join(member)
     return member
 

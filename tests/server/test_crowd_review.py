@@ -258,6 +258,40 @@ async def test_a_hub_reports_a_gap_not_a_repeated_or_older_frame():
     await hubs.leave(registry, "t", ann)
 
 
+async def test_a_new_hub_reports_what_its_first_frame_skipped_since_a_sockets_snapshot():
+    """A hub made just now has no frame to check its first against: a socket whose snapshot is
+    older than that frame is told to read the rest from PostgreSQL. Ann's snapshot (seq 3) was
+    taken before the first frame, which starts at 6 (4 and 5 lost on the way): she gets a bare
+    RESYNC (read from her own seq) ahead of it. Bob joined before the frame and read his
+    snapshot after it: ``anchor`` names 5, what he must read before the frames waiting for
+    him. Cy's snapshot (5) and Dan's (7) miss nothing. A table that moved: the new owner's
+    frame 8 overtakes the old owner's 7 at a fresh hub; Eve (snapshot 6) reads 7 from
+    PostgreSQL first, and the late 7 is no hole."""
+    channels, registry = _SlowChannels(), {}
+    channels.go.set()
+    ann = await hubs.join(registry, channels, "t", "ann")
+    bob = await hubs.join(registry, channels, "t", "bob")
+    assert ann.anchor(3) is None  # (no frame yet)
+    opened = {"type": "spin_opened", "spin": 1}
+    channels.sources[0].queue.put_nowait(_frame(6, opened))
+    await asyncio.sleep(0.05)
+    assert ann.early == [RESYNC, _frame(6, opened)] and bob.early == [_frame(6, opened)]
+    assert bob.anchor(3) == 5
+    cy = await hubs.join(registry, channels, "t", "cy")
+    dan = await hubs.join(registry, channels, "t", "dan")
+    assert cy.anchor(5) is None and dan.anchor(7) is None
+    for m in (ann, bob, cy, dan):
+        await hubs.leave(registry, "t", m)
+
+    eve = await hubs.join(registry, channels, "t", "eve")
+    assert eve.anchor(6) is None
+    for f in (_frame(8, opened), _frame(7, opened)):
+        channels.sources[-1].queue.put_nowait(f)
+    await asyncio.sleep(0.05)
+    assert eve.early == [RESYNC, _frame(8, opened), _frame(7, opened)]
+    await hubs.leave(registry, "t", eve)
+
+
 # ---- what a player's share holds ---------------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from server.config import Settings
 from server.protocol import Events, TableEvent, encoder
 from server.ws import Connection
 from server.ws.feed import Feed
-from server.ws.hub import Member
+from server.ws.hub import Hub, Member
 
 
 class Socket:
@@ -161,7 +161,7 @@ def test_a_subscriber_hands_what_it_queued_before_the_feed_first_then_each_frame
 
 
 def test_a_hub_member_hands_its_early_frames_first():
-    member = Member("ann")
+    member = Member(Hub(None, "t"), "ann")
     member.put(b"1")
     member.put(b"2")
     got: list[bytes] = []

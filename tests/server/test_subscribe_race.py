@@ -101,3 +101,58 @@ async def test_subscribes_at_once_leave_one_subscription_and_one_presence(monkey
     assert conn.present == {"t1"} and router.present["eve"] == 1 and conn.last_seq["t1"] == 5
     await conn._unsubscribe("t1")
     assert broker.live == set() and router.present["eve"] == 0
+
+
+async def test_a_crowd_socket_reads_what_a_new_hubs_first_frame_skipped_before_it(monkeypatch):
+    """A crowd table's hub made for this socket: the table's first frame there starts at 8
+    while the socket's snapshot holds 5 (6 and 7 lost on the way, or a table that moved, its
+    new owner's frame overtaking the old owner's last). The hub checks holes only from its
+    first frame on, so the socket reads 6..7 from PostgreSQL after its snapshot and before
+    that frame (``Member.anchor``); a socket at a plain table checks its own holes."""
+    import msgspec
+
+    from .test_crowd_review import _frame, _SlowChannels
+
+    monkeypatch.setattr(connection.crowd, "filtered_for", lambda info, who: True)
+    monkeypatch.setattr(connection, "game_kind", lambda game: None)
+    router, channels = _Router(refuse_first=False), _SlowChannels()
+    channels.go.set()
+
+    async def view(table: str, who: Principal) -> tuple[int, dict]:
+        channels.sources[0].queue.put_nowait(_frame(8, {"type": "spin_opened", "spin": 2}))
+        await asyncio.sleep(0.05)  # (the frame reaches the hub meanwhile: it waits for the socket)
+        return 5, {}
+
+    router.view = view  # type: ignore[method-assign]
+    manager = SimpleNamespace(info=lambda t: SimpleNamespace(game="roulette", profile="campione", mode="live",
+                                                             currency="CHF", crowd=True), router=router)
+    resources = SimpleNamespace(settings=Settings(jwt_secret="x" * 40), manager=manager, hubs={}, pool=None)
+    conn = connection.Connection(SimpleNamespace(), resources, channels)
+    conn.who = Principal("eve", "player")
+    said: list[Accepted | Rejected] = []
+    conn.answer = said.append  # type: ignore[method-assign]
+    conn.refuse = said.append  # type: ignore[method-assign]
+    out: list[object] = []
+
+    def sent(frame: bytes) -> None:
+        msg = msgspec.json.decode(frame)
+        out.append((msg["type"], msg["seq"]))
+
+    async def deliver(frame: bytes) -> bool:
+        sent(frame)
+        return True
+
+    async def fill_gap(table: str, have: int, upto: int, feed) -> bool:  # (what it reads: the resync tests)
+        out.append(("read", have, upto))
+        conn.last_seq[table] = upto
+        return True
+
+    conn.deliver = deliver  # type: ignore[method-assign]
+    conn._fill_gap = fill_gap  # type: ignore[method-assign]
+    conn._queue = sent  # type: ignore[method-assign]
+    conn._full = lambda: False  # type: ignore[method-assign]
+    await conn._subscribe(Subscribe("s0", "t"))
+    await asyncio.sleep(0.05)
+    assert [type(m).__name__ for m in said] == ["Accepted"]
+    assert out == [("snapshot", 5), ("read", 5, 7), ("events", 8)] and conn.last_seq["t"] == 8
+    await conn._unsubscribe("t")
