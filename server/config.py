@@ -101,7 +101,7 @@ class Settings:
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
             reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),
-            socket_recheck_seconds=num("CASINO_SOCKET_RECHECK_SECONDS", 60.0),
+            socket_recheck_seconds=max(num("CASINO_SOCKET_RECHECK_SECONDS", 60.0), 1.0),  # (0: a tight loop)
         )
         for k, v in overrides.items():
             setattr(s, k, v)

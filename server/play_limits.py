@@ -65,13 +65,22 @@ SELECT w.period,
  GROUP BY w.period"""
 
 
+def _stake(ev: Any) -> bool:
+    """A wager that takes a player's own money (not the floor's, the house's chips)."""
+    return isinstance(ev, WagerPlaced) and ev.amount > 0 and not is_floor(ev.player)
+
+
+def stakers(events: list[Any]) -> set[str]:
+    """The players whose money the events stake, whoever sent the commands."""
+    return {ev.player for ev in events if _stake(ev)}
+
+
 async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) -> None:
     """Inside the commit's transaction, before its holds: refuse the batch (GameError) if a
     bet in it takes its player past one of his stake or loss limits. ``limited``: the
     batch's players who have limits (read with the batch's replay check); the others cost
     nothing."""
-    bets = [(ev.player, ev.amount) for ev in events
-            if isinstance(ev, WagerPlaced) and ev.amount > 0 and ev.player in limited and not is_floor(ev.player)]
+    bets = [(ev.player, ev.amount) for ev in events if _stake(ev) and ev.player in limited]
     if not bets:
         return
     players = sorted({player for player, _ in bets})

@@ -645,6 +645,15 @@ class TableRuntime:
         releases = any(isinstance(op, (Post, Void)) for op in ops)
         refs = open_refs(tid, self.kind.open_wagers(self.engine)) if snapshot or releases else None
         opened = self.accounts.opened_by(all_events)
+        if self._held is None:
+            # Checked: the replay check named the senders with limits. A wager placed for a
+            # player who sent no command here (his late bet, accepted by the chef) is his money
+            # too. (Unchecked, the statement asks about every wager's player itself.)
+            others = play_limits.stakers(all_events) - {s.it.who.id for s in staged}
+            if others:
+                found = await store.limited_among(conn, sorted(others), self.info.currency)
+                self.limited |= found
+                self.known_limited |= found
         limited = bool(ops) and bool(self.limited)
 
         async def record() -> None:

@@ -66,12 +66,8 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
         sockets = [s for s in list(resources.sockets) if key(s)]
         if not sockets:
             return
-        try:
-            async with resources.pool.acquire() as conn:
-                named = await among(conn, list({key(s) for s in sockets}))
-        except Exception:
-            log.exception("could not look the open sockets up in PostgreSQL (%s)", channel)
-            return
+        async with resources.pool.acquire() as conn:
+            named = await among(conn, list({key(s) for s in sockets}))
         for socket in sockets:
             if key(socket) in named:
                 close(socket)
@@ -79,20 +75,42 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
     async def every(seconds: float) -> None:
         while True:
             await asyncio.sleep(seconds)
-            await look_up()
+            try:
+                await look_up()
+            except Exception:  # (never the end of the recheck: it is there for bad days)
+                log.exception("could not look the open sockets up in PostgreSQL (%s)", channel)
 
-    subscriber = await resources.channels.subscribe([channel])
+    # The recheck runs whatever the broker does, from before the subscription is made.
     recheck = asyncio.create_task(every(resources.settings.socket_recheck_seconds), name=f"recheck {channel}")
     try:
-        async for raw in subscriber.iter_events():
-            if raw == RESYNC:
-                await look_up()
-                continue
-            named = raw.decode() if isinstance(raw, bytes) else str(raw)
-            for socket in list(resources.sockets):
-                if key(socket) == named:
-                    close(socket)
+        subscriber = await _subscribed(resources.channels, channel)
+        try:
+            async for raw in subscriber.iter_events():
+                if raw == RESYNC:
+                    try:
+                        await look_up()
+                    except Exception:
+                        log.exception("could not look the open sockets up after the broker came back (%s)", channel)
+                    continue
+                named = raw.decode() if isinstance(raw, bytes) else str(raw)
+                for socket in list(resources.sockets):
+                    if key(socket) == named:
+                        close(socket)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(resources.channels.unsubscribe(subscriber, [channel]))
     finally:
         recheck.cancel()
-        with contextlib.suppress(Exception):
-            await asyncio.shield(resources.channels.unsubscribe(subscriber, [channel]))
+
+
+async def _subscribed(channels: Any, channel: str) -> Any:
+    """A subscription to ``channel``, tried again every few seconds while the broker is away
+    (a watcher that gave up at a start without the broker would hear nothing all day)."""
+    wait = 0.5
+    while True:
+        try:
+            return await channels.subscribe([channel])
+        except Exception as exc:
+            log.warning("could not subscribe to %s (%s); trying again in %.0f s", channel, exc, wait)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, 10.0)

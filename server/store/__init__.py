@@ -17,7 +17,7 @@ is re-exported here (``store.load_tables``).
 """
 
 from server.store import audit
-from server.store.commands import answered
+from server.store.commands import answered, limited_among
 from server.store.events import RoundStep, events_after, kinds_after, last_seq, round_steps
 from server.store.owners import (
     TableLease,
@@ -74,7 +74,7 @@ SCHEMA: tuple[str, ...] = ("games.ledger", "server")
 __all__ = [
     "SCHEMA",
     "audit",
-    "answered",
+    "answered", "limited_among",
     "RoundStep", "events_after", "kinds_after", "last_seq", "round_steps",
     "TableLease", "beat", "hand_back", "hand_back_all", "live_processes", "open_table_leases",
     "lease_epoch", "renew_leases", "stopped", "table_lease", "take_lease",

@@ -23,3 +23,10 @@ async def answered(conn: asyncpg.Connection, table_id: str, users: Sequence[str]
     )
     done = {(r["user_id"], r["cid"]): r["result"] for r in rows if r["cid"] is not None}
     return done, {r["user_id"] for r in rows if r["cid"] is None}
+
+
+async def limited_among(conn: asyncpg.Connection, users: Sequence[str], currency: str) -> set[str]:
+    """Which of ``users`` have stake or loss limits in ``currency`` or an exclusion in force:
+    for a batch's stakers who sent none of its commands (a late bet the chef accepts)."""
+    rows = await conn.fetch("SELECT user_id FROM players_with_limits($1::text[], $2)", list(users), currency)
+    return {r["user_id"] for r in rows}

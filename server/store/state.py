@@ -130,7 +130,9 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
 # The whole batch in one statement, with no BEGIN and COMMIT of its own (issue 14: four round
 # trips were most of a batch's commit time): unless it was checked before, that none of its
 # commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
-# and none of its players has play limits (``$35``, the table's currency, when unchecked:
+# and none of the players whose wagers it places (``$12``, whoever sent the command: a late
+# bet the chef accepts is the player's money) has play limits or an exclusion in force
+# (``$35``, the table's currency, when unchecked:
 # ``table_batch_unchecked``, migration 0118, raises otherwise; the two rules are 0120's
 # functions, which the replay check reads too); the ledger's operations
 # (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence (renew the lease
@@ -144,7 +146,7 @@ _BATCH = """
 WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
         $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM commands_answered($1, $36::text[], $37::text[])),
-        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM players_with_limits($36::text[], $35))) AS n
+        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM players_with_limits($12::text[], $35))) AS n
 ), applied AS MATERIALIZED (
     SELECT ledger_apply_or_raise($23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[],
                                  $28::text[], $29::text[], $30::text[], $31::int[], $32::int[],
@@ -231,8 +233,8 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     False if ``owner`` no longer holds the table under ``epoch``, the lease's epoch when his
     runtime started (``owners.lease_epoch``; fencing). With ``unchecked``, a batch sent
     without the replay check (``commands.answered``) first: raises Unchecked if one of its
-    commands was answered before or one of their users has play limits in the table's
-    currency. Whatever it raises or returns False, nothing was written."""
+    commands was answered before or a player whose wager it places has play limits in the
+    table's currency or an exclusion in force. Whatever it raises or returns False, nothing was written."""
     batch, ledger_args = apply_args(ops)
     columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
     pairs = list(players)

@@ -8,7 +8,8 @@ the exclusion is written to PostgreSQL with nothing published, as that process s
 
 By hand: ana holds 100.00, stakes 10.00 on rouge before the exclusion (accepted: 90.00
 left); excluded, her 5.00 on noir is refused ``self_excluded`` and holds nothing, while bob's
-bet in the same moment is taken; 17 (black) comes: her rouge loses, 90.00 posted. A cool-off
+bet in the same moment is taken; her late bet (5.00 on plein 36), which the chef's accept
+would stake, is refused there too; 17 (black) comes: her rouge loses, 90.00 posted. A cool-off
 that has ended no longer refuses: her 5.00 on noir is then taken (85.00 available)."""
 
 from __future__ import annotations
@@ -66,13 +67,14 @@ async def test_the_stake_check_refuses_real_money_from_an_excluded_player_only(p
 async def test_an_open_socket_the_exclusion_never_reached_stakes_nothing(server, floor: Floor):
     t = "xs-roul"
     croupier = await floor.account("xs-croupier", "croupier")
-    await floor.table("roulette", "campione", t, staff=("xs-croupier",))
+    chef = await floor.account("xs-chef", "chef")
+    await floor.table("roulette", "campione", t, staff=("xs-croupier", "xs-chef"))
     ana = await floor.account("xs-ana", chips=10_000)
     bob = await floor.account("xs-bob", chips=10_000)
     admin = await floor.admin()  # (her own requests are refused now: the desk reads her wallet)
     db = await asyncpg.connect(server.db_url)
     try:
-        for c in (croupier, ana, bob):
+        for c in (croupier, chef, ana, bob):
             await c.connect()
             await c.subscribe(t)
         await croupier.play(t, {"type": "open_spin"})
@@ -82,7 +84,7 @@ async def test_an_open_socket_the_exclusion_never_reached_stakes_nothing(server,
         with pytest.raises(Rejected) as refused:
             await ana.bet(t, "noir", 500)
         assert refused.value.code == "self_excluded"
-        # Her refusal in the same batch as bob's bet costs him nothing.
+        # Sent at once (one batch when the table takes them together): her refusal costs bob nothing.
         mine, his = await asyncio.gather(ana.bet(t, "noir", 500), bob.bet(t, "noir", 2_000),
                                          return_exceptions=True)
         assert isinstance(mine, Rejected) and mine.code == "self_excluded"
@@ -90,8 +92,20 @@ async def test_an_open_socket_the_exclusion_never_reached_stakes_nothing(server,
         # Held: the bet before the exclusion, no other.
         assert (await admin.request("GET", "/accounts/xs-ana/balance"))["pending"] == 1_000
 
-        for step in ({"type": "launch_ball"}, {"type": "no_more_bets"},
-                     {"type": "result", "number": 17, "source": "croupier"}):
+        # A late bet: hers, entered after the ball was launched, staked by the chef's accept
+        # (his command, her money): refused as hers would be; the chef then refuses it.
+        await croupier.play(t, {"type": "launch_ball"})
+        ack = await ana.bet(t, "plein 36", 500)  # (pending: no money moves yet)
+        await chef.wait_seq(t, ack["seq"])
+        late = next(f["event"]["late"] for f in chef.frames if f.get("type") == "event"
+                    and f.get("seq") == ack["seq"] and f["event"]["type"] == "late_bet_pending")
+        with pytest.raises(Rejected) as refused:
+            await chef.play(t, {"type": "accept_late", "late": late})
+        assert refused.value.code == "self_excluded"
+        await chef.play(t, {"type": "refuse_late", "late": late})
+        assert (await admin.request("GET", "/accounts/xs-ana/balance"))["pending"] == 1_000
+
+        for step in ({"type": "no_more_bets"}, {"type": "result", "number": 17, "source": "croupier"}):
             await croupier.play(t, step)
         await bob.next_event(t, "spin_settled", timeout=10)
         # Her bet placed before is settled as any other: rouge loses on 17.
@@ -104,6 +118,6 @@ async def test_an_open_socket_the_exclusion_never_reached_stakes_nothing(server,
         assert (await ana.balance())["available"] == 8_500
     finally:
         await db.close()
-        for c in (croupier, ana, bob, admin):
+        for c in (croupier, chef, ana, bob, admin):
             await c.close()
     assert await floor.ledger_problems() == []

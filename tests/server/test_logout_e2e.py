@@ -269,10 +269,18 @@ async def test_after_the_broker_came_back_the_open_sockets_players_exclusions_ar
 
 class _Quiet(_Channels):
     """A subscriber that never hears anything: no message, no RESYNC (this process's link to
-    the broker held while the process that logged out or excluded lost its own)."""
+    the broker held while the process that logged out or excluded lost its own). Its first
+    subscribe is refused (the broker away at the start), the next is made."""
 
     def __init__(self) -> None:
         super().__init__([])
+        self.subscribes = 0
+
+    async def subscribe(self, channels: list[str]) -> _Channels:
+        self.subscribes += 1
+        if self.subscribes == 1:
+            raise ConnectionError("the broker is away")
+        return self
 
     async def iter_events(self):
         await asyncio.Event().wait()
@@ -281,7 +289,8 @@ class _Quiet(_Channels):
 
 async def test_sockets_never_told_are_looked_up_every_while(pool):
     """Neither the message nor a RESYNC came: the watchers still look the open sockets up, every
-    ``CASINO_SOCKET_RECHECK_SECONDS``, and close a logged-out token's and an excluded player's."""
+    ``CASINO_SOCKET_RECHECK_SECONDS`` (even while the broker refuses the subscription), and
+    close a logged-out token's and an excluded player's."""
     from server.protocol import CLOSE_EXCLUDED, CLOSE_LOGGED_OUT
     from server.responsible import watch_exclusions
     from server.sessions import watch_logouts
@@ -294,9 +303,11 @@ async def test_sockets_never_told_are_looked_up_every_while(pool):
     token, token_kept = _Socket("k-missed"), _Socket("k-kept")
     player, player_kept = _Player("rc-gone"), _Player("rc-ok")
     quick = SimpleNamespace(socket_recheck_seconds=0.05)
-    watchers = [asyncio.create_task(watch(SimpleNamespace(pool=pool, sockets=sockets, channels=_Quiet(),
+    brokers = [_Quiet(), _Quiet()]
+    watchers = [asyncio.create_task(watch(SimpleNamespace(pool=pool, sockets=sockets, channels=broker,
                                                           settings=quick)))
-                for watch, sockets in ((watch_logouts, {token, token_kept}), (watch_exclusions, {player, player_kept}))]
+                for watch, sockets, broker in ((watch_logouts, {token, token_kept}, brokers[0]),
+                                               (watch_exclusions, {player, player_kept}, brokers[1]))]
     try:
         for _ in range(100):
             if token.closing and player.closing:
@@ -305,6 +316,11 @@ async def test_sockets_never_told_are_looked_up_every_while(pool):
         assert token.closing[0] == CLOSE_LOGGED_OUT and player.closing[0] == CLOSE_EXCLUDED
         assert token_kept.closing is None and player_kept.closing is None
         assert not any(w.done() for w in watchers)  # (still watching)
+        for _ in range(40):  # (the subscription, refused at first, is made half a second on)
+            if all(b.subscribes == 2 for b in brokers):
+                break
+            await asyncio.sleep(0.05)
+        assert [b.subscribes for b in brokers] == [2, 2]
     finally:
         for w in watchers:
             w.cancel()

@@ -87,3 +87,40 @@ async def test_stake_and_loss_limits_refuse_the_bet_that_passes_them(server, flo
         for c in (croupier, ana, bob):
             await c.close()
     assert await floor.ledger_problems() == []
+
+
+async def test_a_late_bet_the_chef_accepts_counts_against_the_players_limit(server, floor: Floor):
+    """The chef's accept stakes the player's money (his command, her wager): her limit holds
+    there too. Eva: stake limit 10.00 a day; 6.00 on rouge, then a late 5.00 on plein 36 would
+    make 11.00: the accept is refused ``stake_limit`` (at most 4.00), and nothing more is held."""
+    t = "pl-late"
+    croupier = await floor.account("pl-late-croupier", "croupier")
+    chef = await floor.account("pl-late-chef", "chef")
+    await floor.table("roulette", "campione", t, staff=("pl-late-croupier", "pl-late-chef"))
+    eva = await floor.account("pl-eva", chips=100_000)
+    try:
+        await eva.request("PUT", "/me/limits", json={"stake": {"daily": 1_000}})
+        for c in (croupier, chef, eva):
+            await c.connect()
+            await c.subscribe(t)
+        await croupier.play(t, {"type": "open_spin"})
+        await eva.bet(t, "rouge", 600)
+        await croupier.play(t, {"type": "launch_ball"})
+        ack = await eva.bet(t, "plein 36", 500)  # late: pending, nothing held yet
+        await chef.wait_seq(t, ack["seq"])
+        late = next(f["event"]["late"] for f in chef.frames if f.get("type") == "event"
+                    and f.get("seq") == ack["seq"] and f["event"]["type"] == "late_bet_pending")
+        refused = await _refused_play(chef, t, {"type": "accept_late", "late": late})
+        assert refused.code == "stake_limit" and "at most 400" in refused.message
+        assert (await eva.balance())["pending"] == 600
+        await chef.play(t, {"type": "refuse_late", "late": late})
+    finally:
+        for c in (croupier, chef, eva):
+            await c.close()
+    assert await floor.ledger_problems() == []
+
+
+async def _refused_play(client, table: str, command: dict) -> Rejected:
+    with pytest.raises(Rejected) as refused:
+        await client.play(table, command)
+    return refused.value
