@@ -107,6 +107,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             metrics.unwatch(live)
             for task in bots:
                 task.cancel()
+            if bots:  # (bounded: a watcher's unsubscribe may wait for a broker that is away)
+                await asyncio.wait(bots, timeout=2)
             try:
                 await resources.manager.stop()
             finally:

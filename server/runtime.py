@@ -649,7 +649,9 @@ class TableRuntime:
             # Checked: the replay check named the senders with limits. A wager placed for a
             # player who sent no command here (his late bet, accepted by the chef) is his money
             # too. (Unchecked, the statement asks about every wager's player itself.)
-            others = play_limits.stakers(all_events) - {s.it.who.id for s in staged}
+            others = play_limits.stakers(all_events) - {s.it.who.id for s in staged} - self.limited
+            self.limited |= others & self.known_limited  # (known to have some: checked, not asked)
+            others -= self.known_limited
             if others:
                 found = await store.limited_among(conn, sorted(others), self.info.currency)
                 self.limited |= found

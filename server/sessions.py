@@ -85,6 +85,8 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
     try:
         subscriber = await _subscribed(resources.channels, channel)
         try:
+            if resources.sockets:  # (what was published while the subscription was being made)
+                await look_up()
             async for raw in subscriber.iter_events():
                 if raw == RESYNC:
                     try:
@@ -101,6 +103,7 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
                 await asyncio.shield(resources.channels.unsubscribe(subscriber, [channel]))
     finally:
         recheck.cancel()
+        await asyncio.gather(recheck, return_exceptions=True)
 
 
 async def _subscribed(channels: Any, channel: str) -> Any:

@@ -201,10 +201,13 @@ class TournamentDriver(Companion):
 
     async def forward(self, conn: Any, events: list[Any]) -> list[Any]:
         """Inside the commit: whoever is entered must be a player with an account here (the
-        cashier names him; the coordinator knows no accounts). Refused, the entry is undone."""
+        cashier names him; the coordinator knows no accounts), and not under a cool-off or
+        self-exclusion (``self_excluded`` / ``cooling_off``: from his wallet or at the desk,
+        an entry is play; his own socket may be one a process never heard the exclusion on).
+        Refused, the entry is undone."""
         for ev in events:
             if isinstance(ev, E.Registered):
-                who = await store.get_user(conn, ev.player)
+                who = await store.get_user(conn, ev.player, playing=True)
                 if who is None or who.role != "player":
                     raise GameError("not_a_player", f"{ev.player!r} is not a player's account: only players "
                                                     "enter a tournament.")

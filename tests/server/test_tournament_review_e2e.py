@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import time
 
+import asyncpg
 import pytest
 
 from loadtest.tournament_bots import TournamentBot, tournament_command
@@ -567,3 +568,38 @@ async def test_a_tournament_and_its_table_on_two_processes(own_db, redis_url, tm
     finally:
         a.stop()
         b.stop()
+
+
+async def test_an_excluded_player_is_not_entered_from_his_socket_nor_at_the_desk(rfloor, rsrv):
+    """An exclusion written where his process never heard of it (his socket stays open): his
+    ``register`` over it is refused ``self_excluded`` and his wallet pays nothing; the cashier
+    may not enter him for cash either. Lifted (a cool-off that has ended), he enters."""
+    tid = "rv-excl"
+    director = await rfloor.account("rve-dir", "director")
+    ann = await rfloor.account("rve-ann", chips=50_000, currency="EUR")
+    cashier = await rfloor.cashier()
+    await create(director, tid)
+    await ann.connect()
+    await ann.subscribe(tid)
+    db = await asyncpg.connect(rsrv.db_url)
+    try:
+        await db.execute("INSERT INTO player_exclusions (user_id, kind, period, until, set_by) "
+                         "VALUES ('rve-ann', 'self_exclusion', '6m', now() + interval '180 days', 'rve-ann')")
+        with pytest.raises(Rejected) as refused:
+            await ann.play(tid, {"type": "register"})
+        assert refused.value.code == "self_excluded"
+        with pytest.raises(HTTPError) as desk:
+            await tournament_command(cashier, tid, {"type": "register", "player": "rve-ann", "source": "cashier"})
+        assert desk.value.code == "self_excluded"
+        assert (await view(director, tid))["entrants"] == []
+        assert (await balances(rsrv.db_url, "wallet:rve-ann"))["wallet:rve-ann:EUR"] == 50_000
+        await db.execute("UPDATE player_exclusions SET kind = 'cool_off', until = now() - interval '1 second' "
+                         "WHERE user_id = 'rve-ann'")
+        await ann.play(tid, {"type": "register"})
+        assert [e["player"] for e in (await view(director, tid))["entrants"]] == ["rve-ann"]
+        await tournament_command(director, tid, {"type": "cancel"})
+    finally:
+        await db.close()
+        for c in (director, ann, cashier):
+            await c.close()
+    await clean(rfloor, rsrv, tid)
