@@ -17,6 +17,9 @@ refused or closed already, and this is where a socket of his that a process neve
 (the broker away: docs/operations.md) is stopped too. Tournament points are not money; an
 absent player's charge there is the table's own doing.
 
+A tournament entry paid from his wallet (buy-in and fee, ``server.tournaments``) counts as a
+bet does: staked, less a refund; lost, less a refund and the prize he won in it.
+
 A new bet counts whole against both. Each bet is judged by when it was placed, its
 settlement with it. A batch's statement finds whether any of its players has limits (then it
 writes nothing, and the batch runs again with the replay check, ``store.answered``, which
@@ -44,6 +47,10 @@ _LIMITS = f"""
 SELECT user_id, kind, period, {IN_FORCE} AS lim
   FROM play_limits WHERE user_id = ANY($1::text[]) AND currency = $2"""
 
+# What a player has staked and lost in each window, from his wallet in the ledger: his bets
+# (holds coded 'bet') and his tournament entries (buy-in and fee, paid from the wallet: money
+# risked as a bet is; a refund gives it back unplayed, a prize wins some back), each judged
+# by when it was placed, its outcome with it.
 _USED = f"""
 WITH back AS (
     SELECT ref, sum(amount) AS amount FROM ledger_transfers
@@ -54,15 +61,32 @@ bets AS (
       FROM ledger_transfers h
       LEFT JOIN ledger_transfers s ON s.hold = h.id
       LEFT JOIN back b ON b.ref = h.ref
-     WHERE h.debit = $1 AND h.op = 'hold' AND h.code = 'bet' AND h.at > now() - interval '30 days')
+     WHERE h.debit = $1 AND h.op = 'hold' AND h.code = 'bet' AND h.at > now() - interval '30 days'),
+paid AS (  -- a transfer's id begins with its tournament's ("<tournament>/entry/...")
+    SELECT split_part(id, '/', 1) AS tournament, min(at) AS at, sum(amount) AS amount FROM ledger_transfers
+     WHERE debit = $1 AND op = 'transfer' AND code IN ('tournament_buy_in', 'tournament_fee')
+       AND at > now() - interval '30 days'
+     GROUP BY 1),
+came_back AS (
+    SELECT split_part(id, '/', 1) AS tournament,
+           coalesce(sum(amount) FILTER (WHERE code = 'tournament_refund'), 0) AS refunded,
+           coalesce(sum(amount) FILTER (WHERE code = 'tournament_prize'), 0) AS won
+      FROM ledger_transfers
+     WHERE credit = $1 AND op = 'transfer' AND code IN ('tournament_refund', 'tournament_prize')
+       AND at > now() - interval '30 days'
+     GROUP BY 1),
+entries AS (
+    SELECT p.at, p.amount - coalesce(c.refunded, 0) AS staked, coalesce(c.won, 0) AS won
+      FROM paid p LEFT JOIN came_back c USING (tournament))
 SELECT w.period,
-       coalesce(sum(b.amount) FILTER (WHERE b.settled IS DISTINCT FROM 'void' OR b.how <> 'voided'), 0)::bigint
-           AS staked,
-       (coalesce(sum(CASE WHEN b.settled = 'post' THEN b.kept WHEN b.settled IS NULL THEN b.amount ELSE 0 END), 0)
-        - coalesce(sum(b.back), 0))::bigint AS lost
-  FROM {WINDOWS}
-  LEFT JOIN bets b ON b.at > now() - w.span
- GROUP BY w.period"""
+       ((SELECT coalesce(sum(b.amount) FILTER (WHERE b.settled IS DISTINCT FROM 'void' OR b.how <> 'voided'), 0)
+           FROM bets b WHERE b.at > now() - w.span)
+        + (SELECT coalesce(sum(e.staked), 0) FROM entries e WHERE e.at > now() - w.span))::bigint AS staked,
+       ((SELECT coalesce(sum(CASE WHEN b.settled = 'post' THEN b.kept WHEN b.settled IS NULL THEN b.amount
+                                  ELSE 0 END), 0) - coalesce(sum(b.back), 0)
+           FROM bets b WHERE b.at > now() - w.span)
+        + (SELECT coalesce(sum(e.staked - e.won), 0) FROM entries e WHERE e.at > now() - w.span))::bigint AS lost
+  FROM {WINDOWS}"""
 
 
 def _stake(ev: Any) -> bool:
@@ -80,13 +104,20 @@ async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) 
     bet in it takes its player past one of his stake or loss limits. ``limited``: the
     batch's players who have limits (read with the batch's replay check); the others cost
     nothing."""
-    bets = [(ev.player, ev.amount) for ev in events if _stake(ev) and ev.player in limited]
-    if not bets:
+    await check_stakes(conn, currency, [(ev.player, ev.amount) for ev in events
+                                        if _stake(ev) and ev.player in limited])
+
+
+async def check_stakes(conn: Any, currency: str, stakes: list[tuple[str, int]]) -> None:
+    """Inside the commit's transaction: refuse (GameError) the first of ``stakes`` (player,
+    amount: a bet, a tournament entry) that takes its player past one of his stake or loss
+    limits in ``currency``, or that an exclusion in force forbids."""
+    if not stakes:
         return
-    players = sorted({player for player, _ in bets})
+    players = sorted({player for player, _ in stakes})
     if currency_of(currency).cash:
         excluded = await exclusion_refusals(conn, players)
-        for player, _ in bets:  # (the batch's first: the runtime then tries each command alone)
+        for player, _ in stakes:  # (the batch's first: the runtime then tries each command alone)
             if player in excluded:
                 raise excluded[player]
     limits: dict[str, dict[tuple[str, str], int]] = defaultdict(dict)
@@ -101,7 +132,7 @@ async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) 
         wallet = accounts.wallet(player, currency)
         used[player] = {r["period"]: (r["staked"], r["lost"]) for r in await conn.fetch(_USED, wallet)}
     running: dict[str, int] = defaultdict(int)
-    for player, amount in bets:
+    for player, amount in stakes:
         if player not in limits:
             continue
         running[player] += amount

@@ -38,7 +38,7 @@ from blackjack.tournament.seating import tournament_of_table
 from blackjack.tournament.spec import TournamentSpec, checked
 from games.errors import GameError
 from games.ledger.accounts import POINTS_CURRENCY
-from server import store
+from server import play_limits, store
 from server.auth import Principal
 from server.companions import Companion
 from server.kinds.base import TableInfo
@@ -203,7 +203,8 @@ class TournamentDriver(Companion):
         """Inside the commit: whoever is entered must be a player with an account here (the
         cashier names him; the coordinator knows no accounts), and not under a cool-off or
         self-exclusion (``self_excluded`` / ``cooling_off``: from his wallet or at the desk,
-        an entry is play; his own socket may be one a process never heard the exclusion on).
+        an entry is play; his own socket may be one a process never heard the exclusion on);
+        paid from his wallet, within his own stake and loss limits (``server.play_limits``).
         Refused, the entry is undone."""
         for ev in events:
             if isinstance(ev, E.Registered):
@@ -211,6 +212,10 @@ class TournamentDriver(Companion):
                 if who is None or who.role != "player":
                     raise GameError("not_a_player", f"{ev.player!r} is not a player's account: only players "
                                                     "enter a tournament.")
+        # An entry from his wallet is money risked: his own stake and loss limits hold (paid
+        # at the desk, it never passes through his wallet).
+        await play_limits.check_stakes(conn, self.runtime.info.currency, [
+            (ev.player, ev.buy_in + ev.fee) for ev in events if isinstance(ev, E.EntryPaid) and ev.source == "wallet"])
         return []
 
     def committed(self, events: list[Any]) -> None:

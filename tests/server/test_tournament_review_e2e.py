@@ -603,3 +603,31 @@ async def test_an_excluded_player_is_not_entered_from_his_socket_nor_at_the_desk
         for c in (director, ann, cashier):
             await c.close()
     await clean(rfloor, rsrv, tid)
+
+
+async def test_an_entry_from_the_wallet_keeps_within_the_players_own_limits(rfloor, rsrv):
+    """A buy-in and its fee, paid from the wallet, are money staked: Eve's stake limit of EUR
+    120.00 a day takes one entry of the Review Cup (buy-in 100.00, fee 20.00) and not a second
+    (refused ``stake_limit``, at most 0 more, nothing paid); once the first tournament is
+    cancelled and both refunded, the second is taken."""
+    first, second = "rv-lim-a", "rv-lim-b"
+    director = await rfloor.account("rvl-dir", "director")
+    eve = await rfloor.account("rvl-eve", chips=50_000, currency="EUR")
+    await eve.request("PUT", "/me/limits", json={"stake": {"daily": 12_000}})
+    for tid in (first, second):
+        await create(director, tid)
+    try:
+        await tournament_command(eve, first, {"type": "register"})
+        with pytest.raises(HTTPError) as refused:
+            await tournament_command(eve, second, {"type": "register"})
+        assert refused.value.code == "stake_limit" and "at most 0" in str(refused.value)
+        assert (await balances(rsrv.db_url, "wallet:rvl-eve"))["wallet:rvl-eve:EUR"] == 50_000 - 12_000
+        await tournament_command(director, first, {"type": "cancel"})
+        await tournament_command(eve, second, {"type": "register"})
+        assert [e["player"] for e in (await view(director, second))["entrants"]] == ["rvl-eve"]
+        await tournament_command(director, second, {"type": "cancel"})
+    finally:
+        for c in (director, eve):
+            await c.close()
+    for tid in (first, second):
+        await clean(rfloor, rsrv, tid)
