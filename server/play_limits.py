@@ -21,12 +21,13 @@ A tournament entry paid from his wallet (buy-in and fee, ``server.tournaments``)
 bet does: staked, less a refund; lost, less a refund and the prize he won in it.
 
 A new bet counts whole against both. Each bet is judged by when it was placed, its
-settlement with it. A batch's statement finds whether any of its players has limits (then it
-writes nothing, and the batch runs again with the replay check, ``store.answered``, which
-names them: ``server.runtime``, which then checks first every batch that holds one of them,
-its other players' commands included); only they cost a query (one per batch with their bets), and
-their commits are serialized per player (an advisory lock), so two tables cannot both let a
-last bet through.
+settlement with it. A batch's statement finds whether any player whose wager it places has
+limits or an exclusion (then it writes nothing, and the batch runs again with the replay
+check, ``store.answered``, which names the senders among them, and ``store.limited_among``
+the others: a late bet the chef accepts is the player's money; ``server.runtime`` then
+checks first every batch that holds one of them, its other players' commands included);
+only they cost a query (one per batch with their bets), and their commits are serialized
+per player (an advisory lock), so two tables cannot both let a last bet through.
 """
 
 from __future__ import annotations
@@ -52,29 +53,31 @@ SELECT user_id, kind, period, {IN_FORCE} AS lim
 # risked as a bet is; a refund gives it back unplayed, a prize wins some back), each judged
 # by when it was placed, its outcome with it.
 _USED = f"""
-WITH back AS (
-    SELECT ref, sum(amount) AS amount FROM ledger_transfers
-     WHERE credit = $1 AND op = 'transfer' AND code IN ('win', 'refund') AND at > now() - interval '31 days'
-     GROUP BY ref),
+WITH paid_out AS (  -- his wallet's stakes in the lookback: one pass over its debits
+    SELECT id, ref, op, code, amount, at FROM ledger_transfers
+     WHERE debit = $1 AND at > now() - interval '30 days'
+       AND ((op = 'hold' AND code = 'bet')
+            OR (op = 'transfer' AND code IN ('tournament_buy_in', 'tournament_fee')))),
+paid_in AS (  -- and what came back for them: one pass over its credits
+    SELECT id, ref, code, amount FROM ledger_transfers
+     WHERE credit = $1 AND op = 'transfer' AND at > now() - interval '31 days'
+       AND code IN ('win', 'refund', 'tournament_refund', 'tournament_prize')),
+back AS (
+    SELECT ref, sum(amount) AS amount FROM paid_in WHERE code IN ('win', 'refund') GROUP BY ref),
 bets AS (
     SELECT h.amount, h.at, s.op AS settled, s.code AS how, s.amount AS kept, coalesce(b.amount, 0) AS back
-      FROM ledger_transfers h
+      FROM paid_out h
       LEFT JOIN ledger_transfers s ON s.hold = h.id
       LEFT JOIN back b ON b.ref = h.ref
-     WHERE h.debit = $1 AND h.op = 'hold' AND h.code = 'bet' AND h.at > now() - interval '30 days'),
-paid AS (  -- a transfer's id begins with its tournament's ("<tournament>/entry/...")
-    SELECT split_part(id, '/', 1) AS tournament, min(at) AS at, sum(amount) AS amount FROM ledger_transfers
-     WHERE debit = $1 AND op = 'transfer' AND code IN ('tournament_buy_in', 'tournament_fee')
-       AND at > now() - interval '30 days'
-     GROUP BY 1),
+     WHERE h.op = 'hold'),
+paid AS (  -- a tournament's transfers' ids begin with its id ("<tournament>/entry/...")
+    SELECT split_part(id, '/', 1) AS tournament, min(at) AS at, sum(amount) AS amount FROM paid_out
+     WHERE op = 'transfer' GROUP BY 1),
 came_back AS (
     SELECT split_part(id, '/', 1) AS tournament,
            coalesce(sum(amount) FILTER (WHERE code = 'tournament_refund'), 0) AS refunded,
            coalesce(sum(amount) FILTER (WHERE code = 'tournament_prize'), 0) AS won
-      FROM ledger_transfers
-     WHERE credit = $1 AND op = 'transfer' AND code IN ('tournament_refund', 'tournament_prize')
-       AND at > now() - interval '30 days'
-     GROUP BY 1),
+      FROM paid_in WHERE code IN ('tournament_refund', 'tournament_prize') GROUP BY 1),
 entries AS (
     SELECT p.at, p.amount - coalesce(c.refunded, 0) AS staked, coalesce(c.won, 0) AS won
       FROM paid p LEFT JOIN came_back c USING (tournament))
@@ -108,14 +111,16 @@ async def check(conn: Any, currency: str, events: list[Any], limited: set[str]) 
                                         if _stake(ev) and ev.player in limited])
 
 
-async def check_stakes(conn: Any, currency: str, stakes: list[tuple[str, int]]) -> None:
+async def check_stakes(conn: Any, currency: str, stakes: list[tuple[str, int]], *,
+                       exclusions: bool = True) -> None:
     """Inside the commit's transaction: refuse (GameError) the first of ``stakes`` (player,
     amount: a bet, a tournament entry) that takes its player past one of his stake or loss
-    limits in ``currency``, or that an exclusion in force forbids."""
+    limits in ``currency``, or that an exclusion in force forbids (unless the caller looked
+    that up already: ``exclusions``)."""
     if not stakes:
         return
     players = sorted({player for player, _ in stakes})
-    if currency_of(currency).cash:
+    if exclusions and currency_of(currency).cash:
         excluded = await exclusion_refusals(conn, players)
         for player, _ in stakes:  # (the batch's first: the runtime then tries each command alone)
             if player in excluded:

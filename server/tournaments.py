@@ -215,7 +215,8 @@ class TournamentDriver(Companion):
         # An entry from his wallet is money risked: his own stake and loss limits hold (paid
         # at the desk, it never passes through his wallet).
         await play_limits.check_stakes(conn, self.runtime.info.currency, [
-            (ev.player, ev.buy_in + ev.fee) for ev in events if isinstance(ev, E.EntryPaid) and ev.source == "wallet"])
+            (ev.player, ev.buy_in + ev.fee) for ev in events if isinstance(ev, E.EntryPaid) and ev.source == "wallet"],
+            exclusions=False)  # (get_user refused an excluded player above)
         return []
 
     def committed(self, events: list[Any]) -> None:

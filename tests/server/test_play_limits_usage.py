@@ -49,3 +49,38 @@ async def test_bets_and_tournament_entries_count_in_every_window(pool):
     other = {r["period"]: (r["staked"], r["lost"])
              for r in await pool.fetch(play_limits._USED, accounts.wallet("lu-house", EUR))}
     assert other == dict.fromkeys(("daily", "weekly", "monthly"), (0, 0))
+
+
+async def test_an_entry_counts_in_the_windows_of_the_day_it_was_paid(pool):
+    """Each entry is judged by when it was paid, its refund and prize with it, whenever they
+    came (the rows back-dated here, as days of play would leave them; the ledger forbids it
+    otherwise). cup1: 10,000 + 2,000 paid two days ago, its 30,000 prize today; cup2: 10,000 +
+    2,000 paid ten days ago, the buy-in refunded today, the fee kept; cup3: paid 35 days ago,
+    its prize today: outside every window. Daily: nothing. Weekly: cup1, staked 12,000, lost
+    12,000 - 30,000 = -18,000. Monthly: and cup2's kept fee, staked 14,000, lost -16,000."""
+    ledger = Ledger(pool)
+    wallet, fees = accounts.wallet("lw-ana", EUR), accounts.fees(EUR)
+    await ledger.deposit("lw-ana", EUR, 100_000, "lw-dep")
+    await ledger.open_account(fees)
+    ops = []
+    for cup in ("lw-cup1", "lw-cup2", "lw-cup3"):
+        await ledger.open_account(accounts.prize_pool(cup, EUR))
+        ops += [Transfer(f"{cup}/entry/lw-ana/buy-in", wallet, accounts.prize_pool(cup, EUR), 10_000,
+                         "tournament_buy_in", "wallet"),
+                Transfer(f"{cup}/entry/lw-ana/fee", wallet, fees, 2_000, "tournament_fee", "wallet")]
+    await ledger.deposit("lw-house", EUR, 60_000, "lw-dep-house")
+    for cup in ("lw-cup1", "lw-cup3"):
+        ops += [Transfer(f"{cup}-seed", accounts.wallet("lw-house", EUR), accounts.prize_pool(cup, EUR), 20_000,
+                         "transfer"),
+                Transfer(f"{cup}/prize/1", accounts.prize_pool(cup, EUR), wallet, 30_000, "tournament_prize", "lw-ana")]
+    ops.append(Transfer("lw-cup2/refund/lw-ana/buy-in", accounts.prize_pool("lw-cup2", EUR), wallet, 10_000,
+                        "tournament_refund", "cancelled"))
+    await ledger.apply(ops)
+    async with pool.acquire() as conn, conn.transaction():
+        await conn.execute("SET LOCAL session_replication_role = replica")  # (past the immutability trigger)
+        for cup, days in (("lw-cup1", 2), ("lw-cup2", 10), ("lw-cup3", 35)):
+            await conn.execute("UPDATE ledger_transfers SET at = now() - make_interval(days => $2) "
+                               "WHERE id LIKE $1 || '/entry/%'", cup, days)
+
+    used = {r["period"]: (r["staked"], r["lost"]) for r in await pool.fetch(play_limits._USED, wallet)}
+    assert used == {"daily": (0, 0), "weekly": (12_000, -18_000), "monthly": (14_000, -16_000)}
