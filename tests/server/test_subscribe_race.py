@@ -71,6 +71,20 @@ class _Router:
         self.present[who.id] -= 1
 
 
+def _eves_socket(router: _Router, broker) -> tuple[connection.Connection, list[Accepted | Rejected]]:
+    """Eve's socket on a live roulette table (its owner ``router``), through ``broker``, and
+    the answers it gives her."""
+    manager = SimpleNamespace(info=lambda t: SimpleNamespace(game="roulette", profile="campione", mode="live",
+                                                             currency="CHF"), router=router)
+    resources = SimpleNamespace(settings=Settings(jwt_secret="x" * 40), manager=manager, hubs={}, pool=None)
+    conn = connection.Connection(SimpleNamespace(), resources, broker)
+    conn.who = Principal("eve", "player")
+    said: list[Accepted | Rejected] = []
+    conn.answer = said.append  # type: ignore[method-assign]
+    conn.refuse = said.append  # type: ignore[method-assign]
+    return conn, said
+
+
 @pytest.mark.parametrize(("sent", "refuse_first", "answers"), [
     (2, False, [("Accepted", "s0"), ("Accepted", "s1")]),
     (2, True, [("Rejected", "s0"), ("Accepted", "s1")]),
@@ -81,14 +95,7 @@ async def test_subscribes_at_once_leave_one_subscription_and_one_presence(monkey
     monkeypatch.setattr(connection.crowd, "filtered_for", lambda info, who: False)
     monkeypatch.setattr(connection, "game_kind", lambda game: None)
     router, broker = _Router(refuse_first), _Broker()
-    manager = SimpleNamespace(info=lambda t: SimpleNamespace(game="roulette", profile="campione", mode="live",
-                                                             currency="CHF"), router=router)
-    resources = SimpleNamespace(settings=Settings(jwt_secret="x" * 40), manager=manager, hubs={}, pool=None)
-    conn = connection.Connection(SimpleNamespace(), resources, broker)
-    conn.who = Principal("eve", "player")
-    said: list[Accepted | Rejected] = []
-    conn.answer = said.append  # type: ignore[method-assign]
-    conn.refuse = said.append  # type: ignore[method-assign]
+    conn, said = _eves_socket(router, broker)
 
     async def deliver(frame: bytes) -> bool:
         return True
@@ -124,14 +131,7 @@ async def test_a_crowd_socket_reads_what_a_new_hubs_first_frame_skipped_before_i
         return 5, {}
 
     router.view = view  # type: ignore[method-assign]
-    manager = SimpleNamespace(info=lambda t: SimpleNamespace(game="roulette", profile="campione", mode="live",
-                                                             currency="CHF", crowd=True), router=router)
-    resources = SimpleNamespace(settings=Settings(jwt_secret="x" * 40), manager=manager, hubs={}, pool=None)
-    conn = connection.Connection(SimpleNamespace(), resources, channels)
-    conn.who = Principal("eve", "player")
-    said: list[Accepted | Rejected] = []
-    conn.answer = said.append  # type: ignore[method-assign]
-    conn.refuse = said.append  # type: ignore[method-assign]
+    conn, said = _eves_socket(router, channels)
     out: list[object] = []
 
     def sent(frame: bytes) -> None:
