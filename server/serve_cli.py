@@ -95,6 +95,7 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
     from games.db import embedded
     from server.app import create_app
     from server.config import Settings
+    from server.ws.direct import KeepSend
 
     # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again; with
     # SIGTERM's default action the process would die right there, before anything below
@@ -131,12 +132,13 @@ def serve(args: argparse.Namespace, *, bots: bool) -> int:
                        ws_ping_timeout=20, ws_per_message_deflate=settings.ws_deflate, log_config=config,
                        log_level=args.log_level,
                        access_log=not args.no_access_log, lifespan="on")
+        served = KeepSend(app)  # (a table's frames straight to the sockets' transports: server.ws.direct)
         if args.fd is None:
-            uvicorn.run(app, host=args.host, port=args.port, **options)
+            uvicorn.run(served, host=args.host, port=args.port, **options)
         else:
             # uvicorn's own fd= takes any descriptor for a unix socket; this one is TCP (the
             # family is read from the descriptor), served as uvicorn serves its own workers.
-            server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, **options))
+            server = uvicorn.Server(uvicorn.Config(served, host=args.host, port=args.port, **options))
             sockets = [socket.socket(fileno=fd) for fd in (args.fd, args.own_fd) if fd is not None]
             server.run(sockets=sockets)
             if not server.started:

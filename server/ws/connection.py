@@ -58,6 +58,7 @@ from server.resources import Resources
 from server.responsible import play_result
 from server.runtime import channel_of
 from server.ws import hub
+from server.ws.direct import writer_of
 from server.ws.feed import Feed
 from server.ws.handshake import presented_token
 from server.ws.outbox import Outbox
@@ -132,6 +133,7 @@ class Connection(Outbox):
         # A browser offers "casino.v1, bearer.<token>": the answer names casino.v1, never the token.
         offered = self.socket.scope.get("subprotocols") or []
         await self.socket.accept(subprotocols=SUBPROTOCOL if SUBPROTOCOL in offered else None)
+        self.writer = writer_of(self.socket.scope)
         try:
             token, cid = await presented_token(self.socket, self.resources.settings.max_frame_bytes)
             await self._authenticate(token)
@@ -463,7 +465,7 @@ class Connection(Outbox):
         if self._hole_before(table, peek):
             return False
         out = self._outgoing(table, frame, peek)
-        if out is not None:
+        if out is not None and not self.write_now(out):
             self._queue(out)
         return True
 

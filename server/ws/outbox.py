@@ -1,4 +1,6 @@
-"""A socket's outgoing frames: one queue, drained by one sender task.
+"""A socket's outgoing frames: one queue, drained by one sender task; a table's frame or an
+answer that finds the queue empty and the sender idle is written straight to the transport
+instead (``server.ws.direct``), so the order is the same either way.
 
 A slow client is one that does not drain, not one whose queue is momentarily long: live
 table events and snapshots wait, in this socket's own tasks, while send_queue_frames of
@@ -20,6 +22,7 @@ from litestar import WebSocket
 from server import metrics
 from server.config import Settings
 from server.protocol import CLOSE_TOO_SLOW, encoder
+from server.ws.direct import Writer, framed, framed_of
 from server.ws.per_frame import PerFrame
 
 log = logging.getLogger("casino.ws")
@@ -51,6 +54,8 @@ class Outbox:
         self.progress = asyncio.Event()  # set each time the sender has handed a frame over
         self.closing: tuple[int, str] | None = None
         self.closed = asyncio.Event()
+        self.writer: Writer | None = None  # straight to the transport (``server.ws.direct``), once accepted
+        self.sending = False  # the sender is handing a frame over (it may wait for the transport)
 
     def send(self, frame: bytes) -> None:
         """A frame that cannot wait (a heartbeat, a notice): with the queue already full of
@@ -69,6 +74,13 @@ class Outbox:
         self.queued += 1
         self.queued_bytes += len(frame)
         self.out.put_nowait((frame, True))
+
+    def write_now(self, frame: bytes, shared: bool = True) -> bool:
+        """A frame written to the transport now, when nothing of this socket's waits to go
+        before it; False, nothing done, otherwise (then it is queued). ``shared``: a table's
+        frame that other sockets get too (framed once for all)."""
+        return (self.writer is not None and not self.sending and self.out.empty() and not self.closing
+                and self.writer.write(framed_of(frame) if shared else framed(frame)))
 
     def send_msg(self, msg: Any) -> None:
         self.send(encoder.encode(msg))
@@ -90,8 +102,11 @@ class Outbox:
         reads no further frames while MAX_PENDING answers are unsent)."""
         if self.closing:
             return
+        frame = encoder.encode(msg)
+        if self.write_now(frame, shared=False):  # (an ack never waits behind the table's fan-out)
+            return
         self.answers += 1
-        self.out.put_nowait((encoder.encode(msg), False))
+        self.out.put_nowait((frame, False))
 
     async def _progressed(self) -> bool:
         """Wait for the sender to hand over a frame; False (and 4008) if it sent none in time."""
@@ -119,7 +134,11 @@ class Outbox:
     async def _sender(self) -> None:
         while True:
             frame, counted = await self.out.get()
-            await self.socket.send(message_of(frame))
+            self.sending = True
+            try:
+                await self.socket.send(message_of(frame))
+            finally:
+                self.sending = False
             if self.closing and self.closing[0] == CLOSE_TOO_SLOW:
                 continue  # the counters were reset with the queue
             if counted:
