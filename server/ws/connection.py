@@ -97,8 +97,9 @@ class Connection(Outbox):
     async def _heartbeat(self) -> None:
         while True:
             await asyncio.sleep(self.resources.settings.heartbeat_seconds)
-            if self.out.empty():  # else frames are going out: no keep-alive to pile up
+            if self.out.empty() and not self.wrote:  # else frames are going out: no keep-alive to pile up
                 self.send_msg(Heartbeat(datetime.now(UTC).isoformat()))
+            self.wrote = False
             if self.expires and datetime.now(UTC) >= self.expires:
                 self.send_msg(Error("token_expired", "Your session has expired: log in again."))
 
@@ -465,7 +466,7 @@ class Connection(Outbox):
         if self._hole_before(table, peek):
             return False
         out = self._outgoing(table, frame, peek)
-        if out is not None and not self.write_now(out):
+        if out is not None and not self.write_now(out, shared=out is frame):  # (a share is this socket's)
             self._queue(out)
         return True
 

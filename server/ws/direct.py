@@ -31,9 +31,14 @@ class KeepSend:
         self.app = app
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "websocket":
-            scope[RAW_SEND] = send
-        await self.app(scope, receive, send)
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        scope[RAW_SEND] = send
+        try:
+            await self.app(scope, receive, send)
+        finally:  # (the protocol holds the scope: kept, the pair would wait for a full collection)
+            scope.pop(RAW_SEND, None)
 
     def __getattr__(self, name: str) -> Any:  # (the app's own attributes: uvicorn reads none, tests may)
         return getattr(self.app, name)

@@ -56,6 +56,7 @@ class Outbox:
         self.closed = asyncio.Event()
         self.writer: Writer | None = None  # straight to the transport (``server.ws.direct``), once accepted
         self.sending = False  # the sender is handing a frame over (it may wait for the transport)
+        self.wrote = False  # a frame went straight out since the last heartbeat's look
 
     def send(self, frame: bytes) -> None:
         """A frame that cannot wait (a heartbeat, a notice): with the queue already full of
@@ -79,8 +80,11 @@ class Outbox:
         """A frame written to the transport now, when nothing of this socket's waits to go
         before it; False, nothing done, otherwise (then it is queued). ``shared``: a table's
         frame that other sockets get too (framed once for all)."""
-        return (self.writer is not None and not self.sending and self.out.empty() and not self.closing
-                and self.writer.write(framed_of(frame) if shared else framed(frame)))
+        if (self.writer is None or self.sending or not self.out.empty() or self.closing
+                or not self.writer.write(framed_of(frame) if shared else framed(frame))):
+            return False
+        self.wrote = True
+        return True
 
     def send_msg(self, msg: Any) -> None:
         self.send(encoder.encode(msg))

@@ -20,9 +20,12 @@ import websockets
 from server.config import Settings
 from server.protocol import CLOSE_TOO_SLOW
 from server.ws import Connection
-from server.ws.direct import KeepSend, framed, writer_of
+from server.ws.direct import RAW_SEND, KeepSend, framed, writer_of
 
 # ---- against uvicorn ---------------------------------------------------------------------------
+
+
+_scopes: list[dict] = []
 
 
 async def _app(scope, receive, send) -> None:
@@ -30,6 +33,7 @@ async def _app(scope, receive, send) -> None:
     had a writer."""
     if scope["type"] != "websocket":
         return
+    _scopes.append(scope)
     await receive()
     await send({"type": "websocket.accept"})
     writer = writer_of(scope)
@@ -61,8 +65,16 @@ async def _served(deflate: bool):
 
 @pytest.mark.parametrize("deflate", [False, True], ids=["plain", "deflate"])
 async def test_frames_written_straight_arrive_in_order_between_asgi_sends(deflate: bool):
-    async with _served(deflate) as url, websockets.connect(url, compression="deflate" if deflate else None) as ws:
-        got = [await asyncio.wait_for(ws.recv(), 5) for _ in range(3 if deflate else 4)]
+    _scopes.clear()
+    async with _served(deflate) as url:
+        async with websockets.connect(url, compression="deflate" if deflate else None) as ws:
+            got = [await asyncio.wait_for(ws.recv(), 5) for _ in range(3 if deflate else 4)]
+        for _ in range(100):  # (the app's end, after the client's close)
+            if RAW_SEND not in _scopes[0]:
+                break
+            await asyncio.sleep(0.01)
+    # uvicorn's send is not kept past the socket's end (the protocol holds the scope: a cycle).
+    assert RAW_SEND not in _scopes[0]
     if deflate:  # compressed frames cannot be framed once for all: every frame takes ASGI
         assert got == ["a", "c", "writer False"]
     else:
@@ -108,7 +120,7 @@ async def test_a_frame_goes_straight_only_when_nothing_waits_before_it():
     conn, writer, raw = _socket()
     sender = asyncio.create_task(conn._sender())
     try:
-        assert conn.write_now(b"1")  # nothing queued, the sender idle: straight
+        assert conn.write_now(b"1") and conn.wrote  # nothing queued, the sender idle: straight (no heartbeat due)
         conn.send(b"2")  # (a heartbeat, say: queued)
         assert not conn.write_now(b"3")  # behind 2
         conn._queue(b"3")
