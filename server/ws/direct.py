@@ -76,6 +76,14 @@ def writer_of(scope: Any) -> Writer | None:
     except ImportError:  # pragma: no cover
         return None
     protocol = getattr(scope.get(RAW_SEND), "__self__", None)
-    if not isinstance(protocol, WebSocketsSansIOProtocol) or protocol.conn.extensions:
+    if not isinstance(protocol, WebSocketsSansIOProtocol):
+        return None
+    if not all(hasattr(protocol, name) for name in _USED):  # (another uvicorn: the old way, not a failure)
+        return None
+    if protocol.conn.extensions:
         return None
     return Writer(protocol)
+
+
+# What ``Writer`` reads of uvicorn's protocol.
+_USED = ("transport", "writable", "close_sent", "conn")

@@ -157,3 +157,13 @@ async def test_an_answer_goes_straight_or_in_its_turn():
         assert raw.sent[0] == "frame" and '"c2"' in raw.sent[1] and conn.answers == 0
     finally:
         sender.cancel()
+
+
+def test_no_writer_where_the_protocol_lacks_what_it_reads():
+    """Another uvicorn whose protocol lacks what the writer reads, or no uvicorn at all: no
+    writer, every frame the old way (not a socket closed by an AttributeError)."""
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    bare = object.__new__(WebSocketsSansIOProtocol)  # (none of its attributes set)
+    assert writer_of({RAW_SEND: bare.send}) is None
+    assert writer_of({RAW_SEND: print}) is None and writer_of({}) is None
