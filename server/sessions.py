@@ -63,22 +63,23 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
     ``server.play_limits``)."""
 
     async def look_up() -> None:
-        sockets = [s for s in list(resources.sockets) if key(s)]
-        if not sockets:
-            return
-        async with resources.pool.acquire() as conn:
-            named = await among(conn, list({key(s) for s in sockets}))
-        for socket in sockets:
-            if key(socket) in named:
-                close(socket)
+        """Never the watcher's end: a failed look-up is logged, the next one comes."""
+        try:
+            sockets = [s for s in list(resources.sockets) if key(s)]
+            if not sockets:
+                return
+            async with resources.pool.acquire() as conn:
+                named = await among(conn, list({key(s) for s in sockets}))
+            for socket in sockets:
+                if key(socket) in named:
+                    close(socket)
+        except Exception:
+            log.exception("could not look the open sockets up in PostgreSQL (%s)", channel)
 
     async def every(seconds: float) -> None:
         while True:
             await asyncio.sleep(seconds)
-            try:
-                await look_up()
-            except Exception:  # (never the end of the recheck: it is there for bad days)
-                log.exception("could not look the open sockets up in PostgreSQL (%s)", channel)
+            await look_up()
 
     # The recheck runs whatever the broker does, from before the subscription is made.
     recheck = asyncio.create_task(every(resources.settings.socket_recheck_seconds), name=f"recheck {channel}")
@@ -89,10 +90,7 @@ async def close_named(resources: Any, channel: str, key: Callable[[Any], str | N
                 await look_up()
             async for raw in subscriber.iter_events():
                 if raw == RESYNC:
-                    try:
-                        await look_up()
-                    except Exception:
-                        log.exception("could not look the open sockets up after the broker came back (%s)", channel)
+                    await look_up()
                     continue
                 named = raw.decode() if isinstance(raw, bytes) else str(raw)
                 for socket in list(resources.sockets):
