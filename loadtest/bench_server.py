@@ -21,6 +21,8 @@ peak     closed loop (one command in flight per socket): the echo's round trips/
          table's sockets (all the drivers on the machine's monotonic clock). First
          ``--warmup`` seconds of bets, then ``ANALYZE``: a floor that has run a while, not a
          database whose plans were made on empty tables (``server_process.analyze``).
+         ``--history N``: before all that, N past bets' rows written into the database
+         (``loadtest.history``): the same floor after months of play.
 fanout   sockets subscribed to one live table; a croupier drives it; for each command that
          makes one event (open, launch, rien ne va plus; the result, two events, only keeps
          the wheel turning) the time from sending it to the event's arrival at every socket.
@@ -62,6 +64,7 @@ from typing import Any
 import httpx
 
 from games.db.embedded import PROJECT_DIR
+from loadtest import history
 from loadtest.bench_client import Croupier, percentile, sleep_until
 from loadtest.bench_measure import (
     SERVER_HISTOGRAMS,
@@ -97,6 +100,11 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
     bettors = Workers(ws + "/ws", players, a.procs, urls=urls, spread=True)
     echoes = Workers(ws + "/ws/echo", [(None, None)] * a.connections, a.procs)
     out: dict[str, Any] = {"connections": a.connections, "tables": a.tables, "procs": a.procs, "rounds": []}
+    if getattr(a, "history", 0):  # a floor with a past: its bets' rows already in the database
+        out["history"] = await history.fill(srv.db_url, [(f"bp{i:05d}", t) for i, (_, t) in enumerate(players)],
+                                            a.history)
+        print(f"  history: {a.history:,} past bets written in {out['history']['seconds']:.0f} s; the database "
+              f"{out['history']['database_bytes'] / 2**20:,.0f} MiB", flush=True)
     try:
         await bettors.ready()
         await echoes.ready()
@@ -447,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--rounds", type=int, default=2)
         s.add_argument("--procs", type=int, default=2)
         s.add_argument("--workers", type=int, default=1, help="casino serve --workers N (the profile samples each)")
+        s.add_argument("--history", type=int, default=0,
+                       help="past bets written into the database first (loadtest.history): the floor after a while")
         if name == "profile":
             s.add_argument("--native", action="store_true", help="the C frames too (pauses the server a sample)")
         _warmup(s)

@@ -1,0 +1,96 @@
+"""A floor's past, written straight into the load run's database before it is measured: does
+the bet path's cost stay flat as the casino's history grows (issue 14)? Every bench starts on
+a new database; a casino's has millions of bets behind it by its first month.
+
+Each past bet leaves what a live one leaves, in the same shapes and key orders: its hold and
+its post (lost) in ``ledger_transfers``, its two events (placed, settled) in ``table_events``,
+its command in the table's log (``table_commands``), its answer (``command_results``) and its
+player in the round (``round_players``); each player first gets a deposit that covers his
+past losses, so his chips for the live run are those the floor gave him. The rows go in
+through the ledger's own constraints and balance trigger, so ``casino ledger check`` holds on
+them. The past's event seqs and command counters are negative (they come before the live
+table's, which count up from its first event), and its rounds are named ``hist-N``.
+"""
+
+from __future__ import annotations
+
+import time
+
+import asyncpg
+
+STAKE = 500  # minor units: the bench's own straight bet
+ROUND = 2_000  # past bets a round, across the floor
+
+# One chunk of past bets, g in [$3, $4): bet g is placed by seat g % n (player $1[k] at table $2[k]).
+_BETS = """
+CREATE TEMP TABLE past ON COMMIT DROP AS
+SELECT g, s.p, s.t, 'hist-' || (g / {round}) AS round, s.t || '/hist' || (g / {round}) || '-w' || g AS ref
+FROM generate_series($3::bigint, $4::bigint - 1) AS g,
+     LATERAL (SELECT ($1::text[])[1 + g % cardinality($1::text[])] AS p,
+                     ($2::text[])[1 + g % cardinality($1::text[])] AS t) AS s
+"""
+
+_TRANSFERS = """
+INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, hold, hold_amount, code, ref)
+SELECT ref || '/hold', 'hold', 'wallet:' || p || ':CHF', 'bank:' || t || ':CHF', 'CHF', {stake}, NULL, NULL, 'bet', ref
+FROM past
+UNION ALL
+SELECT ref || '/post', 'post', 'wallet:' || p || ':CHF', 'bank:' || t || ':CHF', 'CHF', {stake},
+       ref || '/hold', {stake}, 'lost', ref
+FROM past
+"""
+
+_EVENTS = """
+INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
+SELECT t, -(2 * g + 2), round, 'wager_placed', p,
+       jsonb_build_object('type', 'wager_placed', 'spot', 'plein ' || (g % 37), 'wager', 'hist-w' || g,
+                          'amount', {stake}, 'player', p)
+FROM past
+UNION ALL
+SELECT t, -(2 * g + 1), round, 'wager_settled', 'bench-croupier',
+       jsonb_build_object('type', 'wager_settled', 'won', 0, 'stake', {stake}, 'wager', 'hist-w' || g,
+                          'player', p, 'reason', 'lost', 'returned', 0)
+FROM past
+"""
+
+_LOGS = [
+    """INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
+       SELECT t, -(g + 1), -(2 * g + 2), -(2 * g + 2), p, 'player',
+              json_build_object('type', 'place_bet', 'player', NULL, 'spot', 'plein ' || (g % 37), 'amount', {stake})
+       FROM past""",
+    """INSERT INTO command_results (user_id, cid, table_id, result)
+       SELECT p, 'h' || g, t, jsonb_build_object('cid', 'h' || g, 'seq', -(2 * g + 2), 'type', 'accepted', 'table', t)
+       FROM past""",
+    """INSERT INTO round_players (table_id, round, user_id)
+       SELECT DISTINCT t, round, p FROM past ON CONFLICT DO NOTHING""",
+]
+
+
+async def fill(db_url: str, seats: list[tuple[str, str]], bets: int, chunk: int = 20_000) -> dict[str, float]:
+    """``bets`` past straight bets, lost, by the ``(player, table)`` seats in turn; the
+    seconds it took and the database's size after."""
+    players, tables = [p for p, _ in seats], [t for _, t in seats]
+    fmt = {"stake": STAKE, "round": ROUND}
+    t0 = time.monotonic()
+    conn = await asyncpg.connect(db_url)
+    try:
+        mine = {p: sum(1 for g in range(len(seats)) if players[g] == p) for p in set(players)}
+        per_seat = -(-bets // len(seats))
+        async with conn.transaction():  # what each player brought to lose
+            await conn.execute(
+                """INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, code)
+                   SELECT 'hist-dep-' || p, 'transfer', 'cashier:CHF', 'wallet:' || p || ':CHF', 'CHF', n, 'deposit'
+                   FROM unnest($1::text[], $2::bigint[]) AS u(p, n)""",
+                list(mine), [mine[p] * per_seat * STAKE for p in mine])
+        for start in range(0, bets, chunk):
+            async with conn.transaction():
+                await conn.execute(_BETS.format(**fmt), players, tables, start, min(bets, start + chunk))
+                for sql in (_TRANSFERS, _EVENTS, *_LOGS):
+                    await conn.execute(sql.format(**fmt))
+            # what autovacuum would do as they grow: the foreign-key checks' plans (a post's
+            # hold) made on the first chunk's few rows would scan the whole table for each
+            await conn.execute("ANALYZE ledger_transfers, table_events, table_commands, command_results")
+        size = await conn.fetchval("SELECT pg_database_size(current_database())")
+    finally:
+        await conn.close()
+    return {"bets": bets, "seconds": time.monotonic() - t0, "database_bytes": size}
