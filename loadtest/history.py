@@ -8,12 +8,18 @@ its command in the table's log (``table_commands``), its answer (``command_resul
 player in the round (``round_players``); each player first gets a deposit that covers his
 past losses, so his chips for the live run are those the floor gave him. The rows go in
 through the ledger's own constraints and balance trigger, so ``casino ledger check`` holds on
-them. The past's event seqs and command counters are negative (they come before the live
-table's, which count up from its first event), and its rounds are named ``hist-N``.
+them. The past's event seqs and command counters are negative and count up to -1 (they come
+before the live table's, which count up from 1, and each index grows at one edge as the live
+floor's do); its rounds are named ``hist-N`` and its wagers ``histN-wG``, its ledger refs the
+table's id and the wager's, as a live bet's. All of it is dated now: a player with play
+limits would find the past in his windows (the bench's players have none). Afterwards
+``VACUUM (ANALYZE)`` and a checkpoint, so that what autovacuum and the checkpointer owe the
+past is not paid during the measurement.
 """
 
 from __future__ import annotations
 
+import collections
 import time
 
 import asyncpg
@@ -24,7 +30,9 @@ ROUND = 2_000  # past bets a round, across the floor
 # One chunk of past bets, g in [$3, $4): bet g is placed by seat g % n (player $1[k] at table $2[k]).
 _BETS = """
 CREATE TEMP TABLE past ON COMMIT DROP AS
-SELECT g, s.p, s.t, 'hist-' || (g / {round}) AS round, s.t || '/hist' || (g / {round}) || '-w' || g AS ref
+SELECT g, s.p, s.t, 'hist-' || (g / {round}) AS round, 'hist' || (g / {round}) || '-w' || g AS wager,
+       s.t || '/hist' || (g / {round}) || '-w' || g AS ref,
+       2 * (g - $5::bigint) AS seq  -- the bet's placed event; its settlement's is seq + 1, the last bet's -1
 FROM generate_series($3::bigint, $4::bigint - 1) AS g,
      LATERAL (SELECT ($1::text[])[1 + g % cardinality($1::text[])] AS p,
                      ($2::text[])[1 + g % cardinality($1::text[])] AS t) AS s
@@ -42,24 +50,24 @@ FROM past
 
 _EVENTS = """
 INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
-SELECT t, -(2 * g + 2), round, 'wager_placed', p,
-       jsonb_build_object('type', 'wager_placed', 'spot', 'plein ' || (g % 37), 'wager', 'hist-w' || g,
+SELECT t, seq, round, 'wager_placed', p,
+       jsonb_build_object('type', 'wager_placed', 'spot', 'plein ' || (g % 37), 'wager', wager,
                           'amount', {stake}, 'player', p)
 FROM past
 UNION ALL
-SELECT t, -(2 * g + 1), round, 'wager_settled', 'bench-croupier',
-       jsonb_build_object('type', 'wager_settled', 'won', 0, 'stake', {stake}, 'wager', 'hist-w' || g,
+SELECT t, seq + 1, round, 'wager_settled', 'bench-croupier',
+       jsonb_build_object('type', 'wager_settled', 'won', 0, 'stake', {stake}, 'wager', wager,
                           'player', p, 'reason', 'lost', 'returned', 0)
 FROM past
 """
 
 _LOGS = [
     """INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
-       SELECT t, -(g + 1), -(2 * g + 2), -(2 * g + 2), p, 'player',
+       SELECT t, g - $1::bigint, seq, seq, p, 'player',
               json_build_object('type', 'place_bet', 'player', NULL, 'spot', 'plein ' || (g % 37), 'amount', {stake})
        FROM past""",
     """INSERT INTO command_results (user_id, cid, table_id, result)
-       SELECT p, 'h' || g, t, jsonb_build_object('cid', 'h' || g, 'seq', -(2 * g + 2), 'type', 'accepted', 'table', t)
+       SELECT p, 'h' || g, t, jsonb_build_object('cid', 'h' || g, 'seq', seq, 'type', 'accepted', 'table', t)
        FROM past""",
     """INSERT INTO round_players (table_id, round, user_id)
        SELECT DISTINCT t, round, p FROM past ON CONFLICT DO NOTHING""",
@@ -67,29 +75,35 @@ _LOGS = [
 
 
 async def fill(db_url: str, seats: list[tuple[str, str]], bets: int, chunk: int = 20_000) -> dict[str, float]:
-    """``bets`` past straight bets, lost, by the ``(player, table)`` seats in turn; the
-    seconds it took and the database's size after."""
+    """``bets`` past straight bets, lost, by the ``(player, table)`` seats in turn (bet g by
+    seat g mod the seats); the seconds it took and the database's size after."""
     players, tables = [p for p, _ in seats], [t for _, t in seats]
     fmt = {"stake": STAKE, "round": ROUND}
     t0 = time.monotonic()
     conn = await asyncpg.connect(db_url)
     try:
-        mine = {p: sum(1 for g in range(len(seats)) if players[g] == p) for p in set(players)}
-        per_seat = -(-bets // len(seats))
+        lost: collections.Counter[str] = collections.Counter()
+        for k, p in enumerate(players):  # seat k places the bets k, k + n, ...
+            lost[p] += (bets // len(seats) + (k < bets % len(seats))) * STAKE
         async with conn.transaction():  # what each player brought to lose
             await conn.execute(
                 """INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, code)
                    SELECT 'hist-dep-' || p, 'transfer', 'cashier:CHF', 'wallet:' || p || ':CHF', 'CHF', n, 'deposit'
-                   FROM unnest($1::text[], $2::bigint[]) AS u(p, n)""",
-                list(mine), [mine[p] * per_seat * STAKE for p in mine])
+                   FROM unnest($1::text[], $2::bigint[]) AS u(p, n) WHERE n > 0""",
+                list(lost), list(lost.values()))
         for start in range(0, bets, chunk):
             async with conn.transaction():
-                await conn.execute(_BETS.format(**fmt), players, tables, start, min(bets, start + chunk))
-                for sql in (_TRANSFERS, _EVENTS, *_LOGS):
+                await conn.execute(_BETS.format(**fmt), players, tables, start, min(bets, start + chunk), bets)
+                await conn.execute(_TRANSFERS.format(**fmt))
+                await conn.execute(_EVENTS.format(**fmt))
+                await conn.execute(_LOGS[0].format(**fmt), bets)
+                for sql in _LOGS[1:]:
                     await conn.execute(sql.format(**fmt))
             # what autovacuum would do as they grow: the foreign-key checks' plans (a post's
             # hold) made on the first chunk's few rows would scan the whole table for each
             await conn.execute("ANALYZE ledger_transfers, table_events, table_commands, command_results")
+        await conn.execute("VACUUM (ANALYZE)")  # what autovacuum would owe the past's rows
+        await conn.execute("CHECKPOINT")  # and the checkpointer its pages
         size = await conn.fetchval("SELECT pg_database_size(current_database())")
     finally:
         await conn.close()

@@ -31,18 +31,30 @@ async def test_a_past_that_the_ledger_accepts(floor, fresh_db, pool):
     assert out["bets"] == BETS and out["database_bytes"] > 0
 
     assert await floor.check() == []
-    # each brought 63 bets' stakes (the most a seat places) and lost his own bets'
+    # each brought what his bets lost: his chips are the floor's again, his deposit and losses apart
     for p, bets in (("ann", 63), ("bob", 63), ("cy", 62), ("dee", 62)):
         b = await floor.balance(accounts.wallet(p, "CHF"))
-        assert (b.posted, b.pending) == (10_000 + 63 * 500 - bets * 500, 0), p
+        assert (b.posted, b.pending) == (10_000, 0), p
+        async with pool.acquire() as conn:
+            deposit = await conn.fetchval("SELECT amount FROM ledger_transfers WHERE id = $1", f"hist-dep-{p}")
+        assert deposit == bets * 500, p
     assert (await floor.balance(accounts.bank("r1", "CHF"))).posted == (63 + 62) * 500
     assert (await floor.balance(accounts.bank("r2", "CHF"))).posted == (63 + 62) * 500
 
     async with pool.acquire() as conn:
         ops = dict(await conn.fetch("SELECT op, count(*) FROM ledger_transfers GROUP BY op"))
         assert ops == {"hold": BETS, "post": BETS, "transfer": 4 + 4}  # the floor's deposits, the past's
-        seqs = [r["seq"] for r in await conn.fetch("SELECT seq FROM table_events WHERE table_id = 'r1' ORDER BY seq")]
-        assert len(seqs) == 2 * 125 and seqs[-1] == -1 and len(set(seqs)) == len(seqs)  # before the live table's
+        # before the live table's (from 1), counting up with the bets: the last (249, bob's at r2) ends at -1
+        for t, last in (("r1", -3), ("r2", -1)):
+            rows = await conn.fetch("SELECT seq FROM table_events WHERE table_id = $1 ORDER BY seq", t)
+            seqs = [r["seq"] for r in rows]
+            assert len(seqs) == 2 * 125 and seqs[-1] == last and len(set(seqs)) == len(seqs), t
+        assert await conn.fetchval("SELECT min(n) FROM table_commands") == -BETS
+        # a bet's ledger ref is its table and the wager its events name, as a live bet's
+        assert await conn.fetchval(
+            """SELECT count(*) FROM table_events e JOIN ledger_transfers h
+                 ON h.id = e.table_id || '/' || (e.payload ->> 'wager') || '/hold'
+               WHERE e.kind = 'wager_placed'""") == BETS
         assert await conn.fetchval("SELECT count(*) FROM table_commands WHERE n < 0") == BETS
         assert await conn.fetchval("SELECT count(*) FROM command_results") == BETS
         # rounds of 2,000 bets: one round, each player in it at his table
