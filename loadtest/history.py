@@ -8,13 +8,13 @@ its command in the table's log (``table_commands``), its answer (``command_resul
 player in the round (``round_players``); each player first gets a deposit that covers his
 past losses, so his chips for the live run are those the floor gave him. The rows go in
 through the ledger's own constraints and balance trigger, so ``casino ledger check`` holds on
-them. The past's event seqs and command counters are negative and count up to -1 (they come
-before the live table's, which count up from 1, and each index grows at one edge as the live
-floor's do); its rounds are named ``hist-N`` and its wagers ``histN-wG``, its ledger refs the
-table's id and the wager's, as a live bet's. All of it is dated now: a player with play
-limits would find the past in his windows (the bench's players have none). Afterwards
-``VACUUM (ANALYZE)`` and a checkpoint, so that what autovacuum and the checkpointer owe the
-past is not paid during the measurement.
+them. The past's event seqs and command counters are negative and ascending, the floor's
+last event -1 (they come before the live table's, which count up from 1, and each index
+grows at one edge as the live floor's do); its rounds are named ``hist-N`` and its wagers
+``histN-wG``, its ledger refs the table's id and the wager's, as a live bet's. All of it is
+dated now: a player with play limits would find the past in his windows (the bench's players
+have none). Afterwards ``VACUUM (ANALYZE)`` and a checkpoint, so that what autovacuum and the
+checkpointer owe the past is not paid during the measurement.
 """
 
 from __future__ import annotations
