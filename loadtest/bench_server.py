@@ -95,14 +95,14 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
     ws = srv.url.replace("http", "ws", 1)
     croupier = Croupier(ws + "/ws", tables)
     await croupier.open()
-    players = [(mint_token(f"bp{i:05d}"), tables[i % len(tables)]) for i in range(a.connections)]
+    seats = [(f"bp{i:05d}", tables[i % len(tables)]) for i in range(a.connections)]  # bench_floor's players
+    players = [(mint_token(p), t) for p, t in seats]
     urls = await placed_urls(srv, tables) if getattr(a, "placed", False) else {}
     bettors = Workers(ws + "/ws", players, a.procs, urls=urls, spread=True)
     echoes = Workers(ws + "/ws/echo", [(None, None)] * a.connections, a.procs)
     out: dict[str, Any] = {"connections": a.connections, "tables": a.tables, "procs": a.procs, "rounds": []}
     if getattr(a, "history", 0):  # a floor with a past: its bets' rows already in the database
-        out["history"] = await history.fill(srv.db_url, [(f"bp{i:05d}", t) for i, (_, t) in enumerate(players)],
-                                            a.history)
+        out["history"] = await history.fill(srv.db_url, seats, a.history)
         print(f"  history: {a.history:,} past bets written in {out['history']['seconds']:.0f} s; the database "
               f"{out['history']['database_bytes'] / 2**20:,.0f} MiB", flush=True)
     try:

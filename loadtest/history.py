@@ -24,81 +24,79 @@ import time
 
 import asyncpg
 
+from games.ledger import accounts
+
 STAKE = 500  # minor units: the bench's own straight bet
 ROUND = 2_000  # past bets a round, across the floor
+CURRENCY = "CHF"
 
-# One chunk of past bets, g in [$3, $4): bet g is placed by seat g % n (player $1[k] at table $2[k]).
-_BETS = """
+# One chunk of past bets, g in [$5, $6) of $7: bet g is placed by seat g % n (player $1[k] at
+# table $2[k], his wallet $3[k], the table's bank $4[k]: games.ledger.accounts names them).
+_BETS = f"""
 CREATE TEMP TABLE past ON COMMIT DROP AS
-SELECT g, s.p, s.t, 'hist-' || (g / {round}) AS round, 'hist' || (g / {round}) || '-w' || g AS wager,
-       s.t || '/hist' || (g / {round}) || '-w' || g AS ref,
-       2 * (g - $5::bigint) AS seq  -- the bet's placed event; its settlement's is seq + 1, the last bet's -1
-FROM generate_series($3::bigint, $4::bigint - 1) AS g,
-     LATERAL (SELECT ($1::text[])[1 + g % cardinality($1::text[])] AS p,
-                     ($2::text[])[1 + g % cardinality($1::text[])] AS t) AS s
+SELECT g, s.p, s.t, s.wallet, s.bank, 'hist-' || (g / {ROUND}) AS round,
+       'hist' || (g / {ROUND}) || '-w' || g AS wager, s.t || '/hist' || (g / {ROUND}) || '-w' || g AS ref,
+       2 * (g - $7::bigint) AS seq,  -- the bet's placed event; its settlement's is seq + 1, the last bet's -1
+       g - $7::bigint AS n  -- its command in the table's log
+FROM generate_series($5::bigint, $6::bigint - 1) AS g,
+     LATERAL (SELECT ($1::text[])[k] AS p, ($2::text[])[k] AS t, ($3::text[])[k] AS wallet,
+                     ($4::text[])[k] AS bank
+              FROM (SELECT 1 + g % cardinality($1::text[]) AS k) AS seat) AS s
 """
 
-_TRANSFERS = """
-INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, hold, hold_amount, code, ref)
-SELECT ref || '/hold', 'hold', 'wallet:' || p || ':CHF', 'bank:' || t || ':CHF', 'CHF', {stake}, NULL, NULL, 'bet', ref
-FROM past
-UNION ALL
-SELECT ref || '/post', 'post', 'wallet:' || p || ':CHF', 'bank:' || t || ':CHF', 'CHF', {stake},
-       ref || '/hold', {stake}, 'lost', ref
-FROM past
-"""
-
-_EVENTS = """
-INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
-SELECT t, seq, round, 'wager_placed', p,
-       jsonb_build_object('type', 'wager_placed', 'spot', 'plein ' || (g % 37), 'wager', wager,
-                          'amount', {stake}, 'player', p)
-FROM past
-UNION ALL
-SELECT t, seq + 1, round, 'wager_settled', 'bench-croupier',
-       jsonb_build_object('type', 'wager_settled', 'won', 0, 'stake', {stake}, 'wager', wager,
-                          'player', p, 'reason', 'lost', 'returned', 0)
-FROM past
-"""
-
-_LOGS = [
-    """INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
-       SELECT t, g - $1::bigint, seq, seq, p, 'player',
-              json_build_object('type', 'place_bet', 'player', NULL, 'spot', 'plein ' || (g % 37), 'amount', {stake})
-       FROM past""",
+# Then each table's rows from it, as a live bet leaves them (server/money.py: the ledger's ids).
+_ROWS = (
+    f"""INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, hold, hold_amount, code, ref)
+        SELECT ref || '/hold', 'hold', wallet, bank, '{CURRENCY}', {STAKE}, NULL, NULL, 'bet', ref FROM past
+        UNION ALL
+        SELECT ref || '/post', 'post', wallet, bank, '{CURRENCY}', {STAKE}, ref || '/hold', {STAKE}, 'lost', ref
+        FROM past""",
+    f"""INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
+        SELECT t, seq, round, 'wager_placed', p,
+               jsonb_build_object('type', 'wager_placed', 'spot', 'plein ' || (g % 37), 'wager', wager,
+                                  'amount', {STAKE}, 'player', p)
+        FROM past
+        UNION ALL
+        SELECT t, seq + 1, round, 'wager_settled', 'bench-croupier',
+               jsonb_build_object('type', 'wager_settled', 'won', 0, 'stake', {STAKE}, 'wager', wager,
+                                  'player', p, 'reason', 'lost', 'returned', 0)
+        FROM past""",
+    f"""INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
+        SELECT t, n, seq, seq, p, 'player',
+               json_build_object('type', 'place_bet', 'player', NULL, 'spot', 'plein ' || (g % 37), 'amount', {STAKE})
+        FROM past""",
     """INSERT INTO command_results (user_id, cid, table_id, result)
        SELECT p, 'h' || g, t, jsonb_build_object('cid', 'h' || g, 'seq', seq, 'type', 'accepted', 'table', t)
        FROM past""",
     """INSERT INTO round_players (table_id, round, user_id)
        SELECT DISTINCT t, round, p FROM past ON CONFLICT DO NOTHING""",
-]
+)
 
 
 async def fill(db_url: str, seats: list[tuple[str, str]], bets: int, chunk: int = 20_000) -> dict[str, float]:
     """``bets`` past straight bets, lost, by the ``(player, table)`` seats in turn (bet g by
     seat g mod the seats); the seconds it took and the database's size after."""
     players, tables = [p for p, _ in seats], [t for _, t in seats]
-    fmt = {"stake": STAKE, "round": ROUND}
+    wallets = [accounts.wallet(p, CURRENCY) for p in players]
+    banks = [accounts.bank(t, CURRENCY) for t in tables]
+    lost: collections.Counter[str] = collections.Counter()
+    for k, p in enumerate(players):  # seat k places the bets k, k + n, ...
+        lost[p] += (bets // len(seats) + (k < bets % len(seats))) * STAKE
     t0 = time.monotonic()
     conn = await asyncpg.connect(db_url)
     try:
-        lost: collections.Counter[str] = collections.Counter()
-        for k, p in enumerate(players):  # seat k places the bets k, k + n, ...
-            lost[p] += (bets // len(seats) + (k < bets % len(seats))) * STAKE
         async with conn.transaction():  # what each player brought to lose
             await conn.execute(
                 """INSERT INTO ledger_transfers (id, op, debit, credit, currency, amount, code)
-                   SELECT 'hist-dep-' || p, 'transfer', 'cashier:CHF', 'wallet:' || p || ':CHF', 'CHF', n, 'deposit'
-                   FROM unnest($1::text[], $2::bigint[]) AS u(p, n) WHERE n > 0""",
-                list(lost), list(lost.values()))
+                   SELECT 'hist-dep-' || p, 'transfer', $4, w, $5, n, 'deposit'
+                   FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u(p, w, n) WHERE n > 0""",
+                list(lost), [accounts.wallet(p, CURRENCY) for p in lost], list(lost.values()),
+                accounts.cashier(CURRENCY), CURRENCY)
         for start in range(0, bets, chunk):
             async with conn.transaction():
-                await conn.execute(_BETS.format(**fmt), players, tables, start, min(bets, start + chunk), bets)
-                await conn.execute(_TRANSFERS.format(**fmt))
-                await conn.execute(_EVENTS.format(**fmt))
-                await conn.execute(_LOGS[0].format(**fmt), bets)
-                for sql in _LOGS[1:]:
-                    await conn.execute(sql.format(**fmt))
+                await conn.execute(_BETS, players, tables, wallets, banks, start, min(bets, start + chunk), bets)
+                for sql in _ROWS:
+                    await conn.execute(sql)
             # what autovacuum would do as they grow: the foreign-key checks' plans (a post's
             # hold) made on the first chunk's few rows would scan the whole table for each
             await conn.execute("ANALYZE ledger_transfers, table_events, table_commands, command_results")
