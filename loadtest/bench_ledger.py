@@ -9,7 +9,9 @@ A round is one ``apply`` of ``--batch`` holds from different players (one transa
 the table's own connection, as the server's runtime does) then one ``apply`` settling them
 as a table would: half lost (post), four in ten won
 (post + win transfer), one in ten pushed (void). holds/s counts bets placed *and*
-settled. Every commit is durable (the server's fsync and synchronous_commit are shown).
+settled. Every commit is durable (the server's fsync and synchronous_commit are shown),
+unless ``--no-wait-for-disk``: the bets' commits then do not wait for the disk, and the
+median time of one apply is the statement's own cost (a shared disk's flushes swing 10x).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import statistics
 import time
+from typing import NamedTuple
 
 import asyncpg
 
@@ -56,23 +60,39 @@ async def raw_inserts(pool: asyncpg.Pool, seconds: float) -> float:
         return n / (time.perf_counter() - t0)
 
 
-async def bet_rounds(ledger: Ledger, worker: int, players: list[str], batch: int, seconds: float) -> int:
+class Rounds(NamedTuple):
+    bets: int
+    hold_ms: list[float]  # each apply of a round's holds, then of its settlement
+    settle_ms: list[float]
+
+
+async def bet_rounds(ledger: Ledger, worker: int, players: list[str], batch: int, seconds: float,
+                     wait_for_disk: bool = True) -> Rounds:
     async with ledger.pool.acquire() as conn:  # a table keeps its connection, as the server's runtime does
-        return await _bet_rounds(ledger, conn, worker, players, batch, seconds)
+        if not wait_for_disk:  # what the statements cost, without the disk's flush in each commit
+            await conn.execute("SET synchronous_commit = off")
+        try:
+            return await _bet_rounds(ledger, conn, worker, players, batch, seconds)
+        finally:
+            await conn.execute("RESET synchronous_commit")
 
 
 async def _bet_rounds(ledger: Ledger, conn: asyncpg.Connection, worker: int, players: list[str], batch: int,
-                      seconds: float) -> int:
+                      seconds: float) -> Rounds:
     rng = random.Random(worker)
     bank = accounts.bank(f"t{worker}", "CHF")
     await ledger.open_account(bank, conn=conn)
     bets, rnd, t0 = 0, 0, time.perf_counter()
+    hold_ms: list[float] = []
+    settle_ms: list[float] = []
     while time.perf_counter() - t0 < seconds:
         rnd += 1
         who = rng.sample(players, batch) if batch <= len(players) else [rng.choice(players) for _ in range(batch)]
         holds = [Hold(f"n{batch}w{worker}r{rnd}b{i}", accounts.wallet(p, "CHF"), bank, 100 * (1 + rng.randrange(10)),
                       "bet", ref=f"t{worker}:{rnd}") for i, p in enumerate(who)]
+        t1 = time.perf_counter()
         await ledger.apply(holds, conn=conn)
+        hold_ms.append((time.perf_counter() - t1) * 1e3)
         settle = []
         for h in holds:
             x = rng.random()
@@ -83,9 +103,11 @@ async def _bet_rounds(ledger: Ledger, conn: asyncpg.Connection, worker: int, pla
                 settle.append(Transfer(h.id + "w", bank, h.debit, h.amount, "win", h.ref))
             else:
                 settle.append(Void(h.id + "v", h.id, "push"))
+        t1 = time.perf_counter()
         await ledger.apply(settle, conn=conn)
+        settle_ms.append((time.perf_counter() - t1) * 1e3)
         bets += len(holds)
-    return bets
+    return Rounds(bets, hold_ms, settle_ms)
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -107,11 +129,15 @@ async def bench(args: argparse.Namespace) -> None:
         for batch in args.batches:
             share = [players[w::args.workers] for w in range(args.workers)]
             t0 = time.perf_counter()
-            done = await asyncio.gather(*(bet_rounds(ledger, w, share[w], batch, args.seconds)
+            done = await asyncio.gather(*(bet_rounds(ledger, w, share[w], batch, args.seconds, args.wait_for_disk)
                                           for w in range(args.workers)))
-            rate = sum(done) / (time.perf_counter() - t0)
+            bets = sum(r.bets for r in done)
+            rate = bets / (time.perf_counter() - t0)
+            holds = [ms for r in done for ms in r.hold_ms]
+            settles = [ms for r in done for ms in r.settle_ms]
             print(f"holds with settlement, batch {batch}, {args.workers} connection(s): {rate:,.0f} holds/s "
-                  f"({sum(done):,} bets) = {rate / raw:.2f} x the raw insert rate")
+                  f"({bets:,} bets) = {rate / raw:.2f} x the raw insert rate; one apply, median: "
+                  f"holds {statistics.median(holds):.2f} ms, settlement {statistics.median(settles):.2f} ms")
         problems = await ledger.check()
         print("ledger check:", "ok" if not problems else problems[:5])
     finally:
@@ -130,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 500], help="bets per transaction")
     ap.add_argument("--players", type=int, default=1000)
     ap.add_argument("--workers", type=int, default=1, help="connections betting at once, one table each")
+    ap.add_argument("--no-wait-for-disk", dest="wait_for_disk", action="store_false",
+                    help="bet with synchronous_commit off: the statements' own cost, not the disk's flush")
     args = ap.parse_args(argv)
     asyncio.run(bench(args))
     return 0
