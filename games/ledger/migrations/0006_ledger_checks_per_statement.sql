@@ -7,20 +7,30 @@
 -- pass; it now also proves what the keys proved, for every row however inserted:
 --   * each row's debit and credit accounts exist, in the row's currency;
 --   * a post or void repeats its hold exactly: a hold, with its amount, debit and credit.
--- A row that fails either raises foreign_key_violation (23503), as the keys did, and the
--- whole statement is undone. ledger_apply() refuses both long before (unknown_account,
+-- A row that fails either raises foreign_key_violation (23503), as the keys did, naming the
+-- transfer, and the whole statement is undone. ledger_apply() refuses both long before (unknown_account,
 -- unknown_hold): these are the second guard, against writes around the code.
 --
 -- What the keys also did, and stays: an account a transfer names is never deleted nor
 -- given another id or currency (a trigger below now says so for every account);
 -- transfers are never updated nor deleted (0001); a hold is settled once (UNIQUE (hold)).
+-- Unlike the keys, whose row locks were taken in the rows' order, a raw INSERT now locks its
+-- accounts in id order only, as ledger_apply() does: the two no longer deadlock.
+-- The migration takes ledger_transfers' ACCESS EXCLUSIVE lock for a moment: it waits for
+-- the transactions open on the table, and nothing is rewritten or scanned.
 
 ALTER TABLE ledger_transfers
     DROP CONSTRAINT ledger_transfers_debit_currency_fkey,
     DROP CONSTRAINT ledger_transfers_credit_currency_fkey,
     DROP CONSTRAINT ledger_transfers_hold_hold_op_hold_amount_debit_credit_fkey,
     DROP CONSTRAINT ledger_transfers_id_op_amount_debit_credit_key,
-    DROP COLUMN hold_op;  -- the hold key's constant 'hold', for its target's op
+    DROP COLUMN hold_op,  -- the hold key's constant 'hold', for its target's op
+    -- Only a post or void names a hold. 0001 let a transfer or hold name one with no hold
+    -- amount (the key skipped such a row): it took the hold's settled-once slot and left its
+    -- chips pending for good. NOT VALID: new rows are checked, the table is not scanned (no
+    -- row before this was written so: ledger_apply never writes one).
+    ADD CONSTRAINT ledger_transfers_only_settlements_name_a_hold
+        CHECK (hold IS NULL OR op IN ('post', 'void')) NOT VALID;
 
 CREATE OR REPLACE FUNCTION ledger_transfers_move() RETURNS trigger LANGUAGE plpgsql
 -- an index probe per account touched, in id order: never a scan of every account, and
@@ -80,6 +90,13 @@ BEGIN
          WHERE NOT EXISTS (SELECT FROM ledger_accounts a WHERE a.id = e.account AND a.currency = e.currency)
          ORDER BY n.seq
          LIMIT 1;
+        IF NOT FOUND THEN
+            -- Every account is there now: one was committed after the UPDATE's snapshot, while
+            -- it waited for another account's lock, so its balance did not move. Only a writer
+            -- that did not lock the accounts first (ledger_apply does) meets this.
+            RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+                MESSAGE = 'ledger_transfers: an account this statement names was opened while it waited: try again';
+        END IF;
         RAISE EXCEPTION USING ERRCODE = 'foreign_key_violation',
             MESSAGE = format('ledger transfer %s names account %s in %s: there is no such account',
                              bad.id, bad.account, bad.currency);
