@@ -10,6 +10,7 @@ Canonical names are what a croupier says and what a client sends ("plein 17",
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -198,10 +199,20 @@ def _unknown(text: str) -> GameError:
     )
 
 
+# Spots repeat (a wheel's bets name a few dozen of them, over and over): a name parsed once
+# is looked up after. Only names a bet could be: a refusal is not kept, nor a long text.
+_CACHED_NAMES = 1024
+_CACHED_LENGTH = 64
+
+
 def parse_spot(text: str) -> Combination:
     """The combination a person means by ``text``; a GameError names what is wrong."""
     if not isinstance(text, str):
         raise _unknown(repr(text))
+    return _parse_known(text) if len(text) <= _CACHED_LENGTH else _parse(text)
+
+
+def _parse(text: str) -> Combination:
     s = normalise(text)
     if s in BY_NAME:
         return BY_NAME[s]
@@ -280,6 +291,8 @@ def parse_spot(text: str) -> Combination:
         )
     return combo
 
+
+_parse_known = functools.lru_cache(maxsize=_CACHED_NAMES)(_parse)
 
 _JOINERS = re.compile(r"\s*(?:[/+&,]|\s(?:et|and|e|ou|or)\s)\s*")
 _OUTSIDE_KINDS = ("simple", "douzaine", "colonne")

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 
 from games.errors import GameError
+from roulette import layout
 from roulette.layout import BY_NAME, COMBINATIONS, RED, WHEEL, WINNERS, neighbours, parse_spot
 from roulette.settlement import settle
 from roulette.state import Bet
@@ -129,6 +130,22 @@ def test_refusals_name_the_problem(text, code):
         parse_spot(text)
     assert info.value.code == code
     assert info.value.message
+
+
+def test_a_spot_parsed_again_is_the_same_answer_and_a_refusal_is_refused_again():
+    """Names are kept once parsed (a wheel's bets repeat a few dozen spots): the second
+    answer is the first, a refusal is never kept, and a long text is parsed, not kept."""
+    layout._parse_known.cache_clear()
+    first = parse_spot("Cheval 17 / 20")
+    assert parse_spot("Cheval 17 / 20") is first and first.name == "cheval 17/20"
+    for _ in range(2):
+        with pytest.raises(GameError) as info:
+            parse_spot("cheval 17/21")
+        assert (info.value.code, info.value.details["spot"]) == ("not_on_layout", "cheval 17/21")
+    long = "plein" + " " * 100 + "17"
+    assert parse_spot(long) == BY_NAME["plein 17"]
+    info = layout._parse_known.cache_info()
+    assert (info.hits, info.currsize) == (1, 1)  # the cheval, once; neither the refusal nor the long text
 
 
 def test_not_on_layout_message_names_the_combination():
