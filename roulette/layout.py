@@ -209,7 +209,8 @@ def parse_spot(text: str) -> Combination:
     """The combination a person means by ``text``; a GameError names what is wrong."""
     if not isinstance(text, str):
         raise _unknown(repr(text))
-    return _parse_known(text) if len(text) <= _CACHED_LENGTH else _parse(text)
+    # (exactly a str: a subclass may define its own equality, and the cache would answer it)
+    return _parse_known(text) if type(text) is str and len(text) <= _CACHED_LENGTH else _parse(text)
 
 
 def _parse(text: str) -> Combination:

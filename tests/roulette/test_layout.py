@@ -142,10 +142,15 @@ def test_a_spot_parsed_again_is_the_same_answer_and_a_refusal_is_refused_again()
         with pytest.raises(GameError) as info:
             parse_spot("cheval 17/21")
         assert (info.value.code, info.value.details["spot"]) == ("not_on_layout", "cheval 17/21")
-    long = "plein" + " " * 100 + "17"
-    assert parse_spot(long) == BY_NAME["plein 17"]
+    assert parse_spot("plein" + " " * 57 + "17") is BY_NAME["plein 17"]  # 64 characters: kept
+    assert parse_spot("plein" + " " * 58 + "17") is BY_NAME["plein 17"]  # 65: parsed, not kept
+
+    class Spot(str):  # a str of its own kind may have its own equality: parsed, not kept
+        pass
+
+    assert parse_spot(Spot("rouge")) is BY_NAME["rouge"]
     info = layout._parse_known.cache_info()
-    assert (info.hits, info.currsize) == (1, 1)  # the cheval, once; neither the refusal nor the long text
+    assert (info.hits, info.currsize) == (1, 2)  # the cheval once; the 64; no refusal, no 65, no Spot
 
 
 def test_not_on_layout_message_names_the_combination():

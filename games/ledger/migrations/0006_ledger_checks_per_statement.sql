@@ -15,9 +15,11 @@
 -- given another id or currency (a trigger below now says so for every account);
 -- transfers are never updated nor deleted (0001); a hold is settled once (UNIQUE (hold)).
 -- Unlike the keys, whose row locks were taken in the rows' order, a raw INSERT now locks its
--- accounts in id order only, as ledger_apply() does: the two no longer deadlock.
--- The migration takes ledger_transfers' ACCESS EXCLUSIVE lock for a moment: it waits for
--- the transactions open on the table, and nothing is rewritten or scanned.
+-- accounts in id order only, as ledger_apply() does: within one statement the two no longer
+-- deadlock over the accounts' locks.
+-- The migration takes the ACCESS EXCLUSIVE locks of ledger_transfers and ledger_accounts
+-- for a moment (nothing is rewritten or scanned): it waits for the transactions open on
+-- them, and while it waits every new ledger query waits behind it.
 
 ALTER TABLE ledger_transfers
     DROP CONSTRAINT ledger_transfers_debit_currency_fkey,
@@ -27,13 +29,14 @@ ALTER TABLE ledger_transfers
     DROP COLUMN hold_op,  -- the hold key's constant 'hold', for its target's op
     -- Only a post or void names a hold. 0001 let a transfer or hold name one with no hold
     -- amount (the key skipped such a row): it took the hold's settled-once slot and left its
-    -- chips pending for good. NOT VALID: new rows are checked, the table is not scanned (no
-    -- row before this was written so: ledger_apply never writes one).
+    -- chips pending for good. NOT VALID: new rows are checked, the table is not scanned
+    -- (ledger_apply never wrote such a row; a later VALIDATE CONSTRAINT would scan for one).
     ADD CONSTRAINT ledger_transfers_only_settlements_name_a_hold
         CHECK (hold IS NULL OR op IN ('post', 'void')) NOT VALID;
 
 CREATE OR REPLACE FUNCTION ledger_transfers_move() RETURNS trigger LANGUAGE plpgsql
--- an index probe per account touched, in id order: never a scan of every account, and
+-- an index probe per account touched, in id order, not a scan of every account (the planner
+-- settings below rule one out as far as they can), and
 -- writers that did not lock the accounts first still lock them in one order
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 AS $$

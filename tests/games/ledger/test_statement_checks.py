@@ -10,7 +10,7 @@ import asyncio
 import asyncpg
 import pytest
 
-from games.ledger import Hold, Post, Transfer, accounts
+from games.ledger import Hold, Post, accounts
 
 A, B = accounts.wallet("anna", "CHF"), accounts.wallet("bruno", "CHF")
 BANK = accounts.bank("r1", "CHF")
@@ -187,8 +187,12 @@ async def test_a_copy_is_checked_as_an_insert_is(ledger, pool, table):
 
 
 async def waiting_for_a_lock(c: asyncpg.Connection, pid: int) -> None:
-    while not await c.fetchval("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):
+    """Until backend ``pid`` waits for a lock (at most 30 s: then the test is wrong)."""
+    for _ in range(3000):
+        if await c.fetchval("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):
+            return
         await asyncio.sleep(0.01)
+    raise AssertionError(f"backend {pid} never waited for a lock")
 
 
 async def test_an_account_opened_while_the_statement_waited_asks_for_a_retry(ledger, pool, table):
@@ -197,18 +201,18 @@ async def test_an_account_opened_while_the_statement_waited_asks_for_a_retry(led
     would not move: the statement is refused as a serialization failure (try again), and
     the retry goes through. ledger_apply locks its accounts first and never meets this."""
     zz = accounts.wallet("zz", "CHF")
+    win = rows(_INSERT + "('rz', 'transfer', '{bank}', 'wallet:zz:CHF', 'CHF', 5, NULL, NULL, 'win')")
     async with pool.acquire() as locker, pool.acquire() as opener, pool.acquire() as writer:
         async with locker.transaction():
             await locker.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", BANK)
-            insert = asyncio.ensure_future(writer.execute(rows(
-                _INSERT + "('rz', 'transfer', '{bank}', 'wallet:zz:CHF', 'CHF', 5, NULL, NULL, 'win')")))
+            insert = asyncio.ensure_future(writer.execute(win))
             await waiting_for_a_lock(opener, writer.get_server_pid())
             await ledger.open_account(zz, conn=opener)
         with pytest.raises(asyncpg.SerializationError,
                            match="^ledger_transfers: an account this statement names was opened while it waited"):
             await insert
         assert (await ledger.balance(zz)).posted == 0
-        await writer.execute(rows(_INSERT + "('rz', 'transfer', '{bank}', 'wallet:zz:CHF', 'CHF', 5, NULL, NULL, 'win')"))
+        await writer.execute(win)
     assert (await ledger.balance(zz)).posted == 5
     assert await ledger.check() == []
 
