@@ -8,8 +8,8 @@
 --   * each row's debit and credit accounts exist, in the row's currency;
 --   * a post or void repeats its hold exactly: a hold, with its amount, debit and credit.
 -- A row that fails either raises foreign_key_violation (23503), as the keys did, naming the
--- transfer, and the whole statement is undone. ledger_apply() refuses both long before (unknown_account,
--- unknown_hold): these are the second guard, against writes around the code.
+-- transfer, and the whole statement is undone. ledger_apply() refuses both long before
+-- (unknown_account, unknown_hold): these are the second guard, against writes around it.
 --
 -- What the keys also did, and stays: an account a transfer names is never deleted nor
 -- given another id or currency (a trigger below now says so for every account);
@@ -35,9 +35,9 @@ ALTER TABLE ledger_transfers
         CHECK (hold IS NULL OR op IN ('post', 'void')) NOT VALID;
 
 CREATE OR REPLACE FUNCTION ledger_transfers_move() RETURNS trigger LANGUAGE plpgsql
--- an index probe per account touched, in id order, not a scan of every account (the planner
--- settings below rule one out as far as they can), and
--- writers that did not lock the accounts first still lock them in one order
+-- An index probe per account touched, in id order, not a scan of every account (these
+-- settings rule one out as far as the planner lets them): writers that did not lock the
+-- accounts first still lock them in one order.
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 AS $$
 DECLARE
