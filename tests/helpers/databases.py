@@ -39,3 +39,13 @@ async def until_waiting(conn: asyncpg.Connection, pid: int) -> None:
     """Until backend ``pid`` waits for a lock (``activity``: polled from any connection)."""
     while not await activity(conn, "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):  # noqa: ASYNC110
         await asyncio.sleep(0.01)  # (it polls PostgreSQL's state)
+
+
+async def rows_read(conn: asyncpg.Connection, table: str) -> int:
+    """Rows of ``table`` this backend has read and not yet reported, by any scan: its
+    sequential scans' rows and its indexes' entries (a difference of two readings in one
+    transaction is what happened between them)."""
+    return await conn.fetchval(
+        """SELECT pg_stat_get_xact_tuples_returned($1::regclass)
+                  + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)
+                     FROM pg_index WHERE indrelid = $1::regclass)""", table)

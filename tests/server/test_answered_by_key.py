@@ -7,23 +7,13 @@ growing). On a real PostgreSQL, with the generic plan a prepared statement keeps
 
 from __future__ import annotations
 
-import asyncpg
 import pytest
 
+from helpers.databases import rows_read
 from server import store
 
 HISTORY = 4_000  # answers at ten tables, 400 each
 CHECK = "SELECT EXISTS (SELECT 1 FROM commands_answered($1, $2::text[], $3::text[]))"  # the batch's own
-
-
-async def rows_read(conn: asyncpg.Connection) -> int:
-    """Rows of command_results this backend has read and not yet reported, by any scan: its
-    sequential scans' rows and its indexes' entries (a difference of two readings in one
-    transaction is what happened between them)."""
-    return await conn.fetchval(
-        """SELECT pg_stat_get_xact_tuples_returned('command_results'::regclass)
-                  + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)
-                     FROM pg_index WHERE indrelid = 'command_results'::regclass)""")
 
 
 @pytest.fixture
@@ -46,16 +36,16 @@ async def test_the_checked_path_reads_one_row_a_key(conn):
     # p1's c1 and p11's c11 were answered at t1; p2's c1 was not (c1 is p1's); c12 is t2's
     users, cids = ["p1", "p11", "p2", "p12"], ["c1", "c11", "c1", "c12"]
     async with conn.transaction():
-        before = await rows_read(conn)
+        before = await rows_read(conn, "command_results")
         done, limited = await store.answered(conn, "t1", users, cids, "CHF")
-        assert await rows_read(conn) - before <= len(users)
+        assert await rows_read(conn, "command_results") - before <= len(users)
     assert done == {("p1", "c1"): '{"n": 1}', ("p11", "c11"): '{"n": 11}'}
     assert limited == set()
 
 
 async def test_the_batch_statements_check_reads_one_row_a_key(conn):
     async with conn.transaction():
-        before = await rows_read(conn)
+        before = await rows_read(conn, "command_results")
         assert await conn.fetchval(CHECK, "t3", ["p3", "p4"], ["c3", "c999999"]) is True
         assert await conn.fetchval(CHECK, "t3", ["p4", "p5"], ["c4", "c5"]) is False  # t4's and t5's
-        assert await rows_read(conn) - before <= 4
+        assert await rows_read(conn, "command_results") - before <= 4

@@ -21,14 +21,15 @@ from games.ledger import accounts
 
 _counter = itertools.count()
 
-# role -> (account, its currency, may go below zero); "ghost" is never opened
+# role -> its account (its currency and whether it may go below zero follow from its id:
+# games.ledger.accounts); "ghost" is never opened
 ROLES = {
-    "anna": (lambda ns: accounts.wallet(f"{ns}anna", "CHF"), "CHF", False),
-    "bruno": (lambda ns: accounts.wallet(f"{ns}bruno", "CHF"), "CHF", False),
-    "eve": (lambda ns: accounts.wallet(f"{ns}eve", "EUR"), "EUR", False),
-    "bank": (lambda ns: accounts.bank(f"{ns}r1", "CHF"), "CHF", True),
-    "bank_eur": (lambda ns: accounts.bank(f"{ns}e1", "EUR"), "EUR", True),
-    "ghost": (lambda ns: accounts.wallet(f"{ns}ghost", "CHF"), "CHF", False),
+    "anna": lambda ns: accounts.wallet(f"{ns}anna", "CHF"),
+    "bruno": lambda ns: accounts.wallet(f"{ns}bruno", "CHF"),
+    "eve": lambda ns: accounts.wallet(f"{ns}eve", "EUR"),
+    "bank": lambda ns: accounts.bank(f"{ns}r1", "CHF"),
+    "bank_eur": lambda ns: accounts.bank(f"{ns}e1", "EUR"),
+    "ghost": lambda ns: accounts.wallet(f"{ns}ghost", "CHF"),
 }
 FUNDS = {"anna": 100_000, "bruno": 100_000, "eve": 100_000}
 GOOD = [("anna", "bank"), ("bruno", "bank"), ("bank", "anna"), ("anna", "bruno"), ("eve", "bank_eur")]
@@ -86,6 +87,11 @@ class Totals:
     cp: int = 0
     dpe: int = 0
     cpe: int = 0
+
+    @classmethod
+    def of(cls, account: str, credits: int = 0) -> Totals:
+        kind, currency = accounts.parse(account)
+        return cls(currency, kind in accounts.MAY_GO_NEGATIVE, cp=credits)
 
     def fine(self) -> bool:
         """ledger_accounts' CHECKs (no credit lines here)."""
@@ -160,11 +166,11 @@ def rows_of(spec: list[tuple], ns: str, model: Model) -> list[tuple]:
         held = f"{ns}{hold}" if hold is not None else None
         named = (model.rows.get(held) or next((r for r in out if r[0] == held), None)) if held else None
         if pair == "its hold's":
-            debit, credit = (named[2], named[3]) if named else (ROLES["anna"][0](ns), ROLES["bank"][0](ns))
+            debit, credit = (named[2], named[3]) if named else (ROLES["anna"](ns), ROLES["bank"](ns))
         else:
-            debit, credit = ROLES[pair[0]][0](ns), ROLES[pair[1]][0](ns)
+            debit, credit = ROLES[pair[0]](ns), ROLES[pair[1]](ns)
         if cur == "theirs":
-            cur = debit.rsplit(":", 1)[-1]
+            cur = accounts.parse(debit)[1]
         if hold_amount == "its own":
             hold_amount = named[5] if named else 7
         if amount == "its own":
@@ -184,13 +190,12 @@ _INSERT = ("INSERT INTO ledger_transfers (id, op, debit, credit, currency, amoun
 @given(steps=statements)
 async def test_raw_statements_are_accepted_exactly_when_every_rule_holds(ledger, pool, steps):
     ns = f"raw{next(_counter)}-"
-    for role, (name, _, _) in ROLES.items():
-        if role != "ghost":
-            await ledger.open_account(name(ns))
+    opened = {role: name(ns) for role, name in ROLES.items() if role != "ghost"}
+    for account in opened.values():
+        await ledger.open_account(account)
     for role, amount in FUNDS.items():
-        await ledger.deposit(f"{ns}{role}", ROLES[role][1], amount, f"{ns}dep-{role}")
-    model = Model({name(ns): Totals(cur, negative, cp=FUNDS.get(role, 0))
-                   for role, (name, cur, negative) in ROLES.items() if role != "ghost"})
+        await ledger.deposit(f"{ns}{role}", accounts.parse(opened[role])[1], amount, f"{ns}dep-{role}")
+    model = Model({account: Totals.of(account, FUNDS.get(role, 0)) for role, account in opened.items()})
 
     async with pool.acquire() as c:
         for spec in steps:

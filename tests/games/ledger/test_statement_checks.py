@@ -11,6 +11,7 @@ import asyncpg
 import pytest
 
 from games.ledger import Hold, Post, accounts
+from helpers.databases import rows_read, until_waiting
 
 A, B = accounts.wallet("anna", "CHF"), accounts.wallet("bruno", "CHF")
 BANK = accounts.bank("r1", "CHF")
@@ -106,15 +107,6 @@ async def test_an_account_keeps_taking_balance_and_credit_changes(ledger, pool, 
     assert (await ledger.balance(A)).available == 15000
 
 
-async def transfer_rows_read(conn: asyncpg.Connection) -> int:
-    """Rows of ledger_transfers this backend has read and not yet reported, by any scan (a
-    difference of two readings in one transaction is what happened between them)."""
-    return await conn.fetchval(
-        """SELECT pg_stat_get_xact_tuples_returned('ledger_transfers'::regclass)
-                  + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)
-                     FROM pg_index WHERE indrelid = 'ledger_transfers'::regclass)""")
-
-
 async def test_a_settlement_reads_its_own_hold_not_the_banks_history(ledger, pool, table):
     """The trigger's plans are made once per connection, on its first INSERT. Made while the
     table was all but empty, a hold check that could take the credit index would read every
@@ -127,9 +119,9 @@ async def test_a_settlement_reads_its_own_hold_not_the_banks_history(ledger, poo
         await ledger.apply([Post(f"p{i}", f"h{i}") for i in range(1, 2001)])
         await ledger.apply([Hold("hx", A, BANK, 1, "bet")], conn=c)
         async with c.transaction():
-            before = await transfer_rows_read(c)
+            before = await rows_read(c, "ledger_transfers")
             await c.execute(rows(_INSERT + "('px', 'post', '{a}', '{bank}', 'CHF', 1, 'hx', 1, 'bet')"))
-            assert await transfer_rows_read(c) - before == 1  # the hold, by its id
+            assert await rows_read(c, "ledger_transfers") - before == 1  # the hold, by its id
     assert (await ledger.balance(BANK)).posted == 2002
 
 
@@ -186,15 +178,6 @@ async def test_a_copy_is_checked_as_an_insert_is(ledger, pool, table):
     assert await ledger.check() == []
 
 
-async def waiting_for_a_lock(c: asyncpg.Connection, pid: int) -> None:
-    """Until backend ``pid`` waits for a lock (at most 30 s: then the test is wrong)."""
-    for _ in range(3000):
-        if await c.fetchval("SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $1", pid):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"backend {pid} never waited for a lock")
-
-
 async def test_an_account_opened_while_the_statement_waited_asks_for_a_retry(ledger, pool, table):
     """READ COMMITTED: a raw INSERT waits for the bank's lock; meanwhile another transaction
     opens the wallet it credits. The UPDATE's snapshot predates that wallet, so its balance
@@ -206,7 +189,7 @@ async def test_an_account_opened_while_the_statement_waited_asks_for_a_retry(led
         async with locker.transaction():
             await locker.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", BANK)
             insert = asyncio.ensure_future(writer.execute(win))
-            await waiting_for_a_lock(opener, writer.get_server_pid())
+            await until_waiting(opener, writer.get_server_pid())
             await ledger.open_account(zz, conn=opener)
         with pytest.raises(asyncpg.SerializationError,
                            match="^ledger_transfers: an account this statement names was opened while it waited"):
@@ -215,14 +198,6 @@ async def test_an_account_opened_while_the_statement_waited_asks_for_a_retry(led
         await writer.execute(win)
     assert (await ledger.balance(zz)).posted == 5
     assert await ledger.check() == []
-
-
-async def account_entries_read(conn: asyncpg.Connection) -> int:
-    """Rows of ledger_accounts this backend has read and not yet reported, by any scan."""
-    return await conn.fetchval(
-        """SELECT pg_stat_get_xact_tuples_returned('ledger_accounts'::regclass)
-                  + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)
-                     FROM pg_index WHERE indrelid = 'ledger_accounts'::regclass)""")
 
 
 async def test_the_balance_update_probes_its_accounts_however_many_there_are_since(ledger, pool, table):
@@ -234,8 +209,8 @@ async def test_the_balance_update_probes_its_accounts_however_many_there_are_sin
         await c.execute("""INSERT INTO ledger_accounts (id, currency, kind)
                            SELECT 'wallet:w' || i || ':CHF', 'CHF', 'wallet' FROM generate_series(1, 2000) AS i""")
         async with c.transaction():
-            before = await account_entries_read(c)
+            before = await rows_read(c, "ledger_accounts")
             await c.execute(rows(_INSERT + "('t1', 'transfer', '{a}', '{bank}', 'CHF', 1, NULL, NULL, 'bet'),"
                                            " ('t2', 'transfer', '{b}', '{bank}', 'CHF', 1, NULL, NULL, 'bet')"))
-            assert await account_entries_read(c) - before == 3  # anna, bruno, the bank
+            assert await rows_read(c, "ledger_accounts") - before == 3  # anna, bruno, the bank
     assert (await ledger.balance(BANK)).posted == 3
