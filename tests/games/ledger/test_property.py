@@ -15,25 +15,9 @@ from hypothesis import strategies as st
 
 from games.errors import GameError
 from games.ledger import Hold, MemoryLedger, Post, Transfer, Void, accounts
+from helpers.ledger_roles import ACCOUNTS
 
 _counter = itertools.count()
-
-# (role, account builder from a namespace); "ghost" is never opened.
-ACCOUNTS = {
-    "anna": lambda ns: accounts.wallet(f"{ns}anna", "CHF"),
-    "bruno": lambda ns: accounts.wallet(f"{ns}bruno", "CHF"),
-    "eve": lambda ns: accounts.wallet(f"{ns}eve", "EUR"),
-    "bank": lambda ns: accounts.bank(f"{ns}r1", "CHF"),
-    "bank_eur": lambda ns: accounts.bank(f"{ns}e1", "EUR"),
-    "cashier": lambda ns: accounts.cashier("CHF"),
-    "cashier_eur": lambda ns: accounts.cashier("EUR"),
-    "jackpot": lambda ns: accounts.jackpot(f"{ns}b7", "CHF"),
-    "pts_anna": lambda ns: accounts.points(f"{ns}cup", "anna"),
-    "pts_bruno": lambda ns: accounts.points(f"{ns}cup", "bruno"),
-    "pts_pool": lambda ns: accounts.points_pool(f"{ns}cup"),
-    "pts_other": lambda ns: accounts.points_pool(f"{ns}other"),
-    "ghost": lambda ns: accounts.wallet(f"{ns}ghost", "CHF"),
-}
 
 names = st.sampled_from(sorted(ACCOUNTS))
 GOOD_PAIRS = [("anna", "bank"), ("bruno", "bank"), ("bank", "anna"), ("eve", "bank_eur"), ("pts_anna", "pts_pool"),

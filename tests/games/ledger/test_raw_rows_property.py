@@ -18,19 +18,14 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from games.ledger import accounts
+from helpers.ledger_roles import ACCOUNTS
 
 _counter = itertools.count()
 
-# role -> its account (its currency and whether it may go below zero follow from its id:
-# games.ledger.accounts); "ghost" is never opened
-ROLES = {
-    "anna": lambda ns: accounts.wallet(f"{ns}anna", "CHF"),
-    "bruno": lambda ns: accounts.wallet(f"{ns}bruno", "CHF"),
-    "eve": lambda ns: accounts.wallet(f"{ns}eve", "EUR"),
-    "bank": lambda ns: accounts.bank(f"{ns}r1", "CHF"),
-    "bank_eur": lambda ns: accounts.bank(f"{ns}e1", "EUR"),
-    "ghost": lambda ns: accounts.wallet(f"{ns}ghost", "CHF"),
-}
+# the cast of test_property, without the cashiers (shared) and the points (they need a
+# tournament's pairing, not modelled here); an account's currency and whether it may go
+# below zero follow from its id (games.ledger.accounts)
+ROLES = {role: ACCOUNTS[role] for role in ("anna", "bruno", "eve", "bank", "bank_eur", "ghost")}
 FUNDS = {"anna": 100_000, "bruno": 100_000, "eve": 100_000}
 GOOD = [("anna", "bank"), ("bruno", "bank"), ("bank", "anna"), ("anna", "bruno"), ("eve", "bank_eur")]
 
