@@ -58,6 +58,12 @@ class Settings:
     # The most database connections this process holds (CASINO_DB_POOL). `--workers N` sets it
     # to each worker's share of the server's max_connections (games.db.pool.pool_share).
     db_pool: int = POOL_MAX
+    # The tables' batch statements in flight at once (CASINO_COMMIT_FLIGHTS; 0: no limit, each
+    # batch its own statement at once): a batch that finds them all taken waits, and goes with
+    # the others that gather meanwhile, in one statement (server.commit_group). For a floor whose
+    # PostgreSQL is the bottleneck: it costs the primary a third less CPU a bet and the server
+    # more (smaller batches), so it is off by default (BENCHMARKS.md, "Tables committed together").
+    commit_flights: int = 0
     demo: bool = False  # create the demo tables and accounts on a fresh database
     bots: bool = False  # and start bots that play at them
     public_url: str = "http://127.0.0.1:8000"
@@ -98,6 +104,7 @@ class Settings:
             snapshot_batches=int(num("CASINO_SNAPSHOT_BATCHES", 0)),
             ws_url=os.environ.get("CASINO_WS_URL") or None,
             db_pool=parse_pool_size(os.environ.get("CASINO_DB_POOL") or str(POOL_MAX)),
+            commit_flights=max(int(num("CASINO_COMMIT_FLIGHTS", 0)), 0),
             metrics_token=os.environ.get("CASINO_METRICS_TOKEN") or None,
             limit_raise_hours=num("CASINO_LIMIT_RAISE_HOURS", 24.0),
             reality_check_unit_seconds=num("CASINO_REALITY_CHECK_UNIT_SECONDS", 60.0),

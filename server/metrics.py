@@ -46,6 +46,12 @@ COMMIT_SECONDS = Histogram("casino_commit_seconds", "Writing one batch: its rows
 BATCH_COMMANDS = Histogram("casino_batch_commands", "Commands committed in one batch (group commit, "
                            "the table's automatic ones included), by game kind",
                            ["game"], buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512))
+GROUPED = Histogram("casino_batch_statement_tables", "Tables' batches committed in one statement (a "
+                    "batch that finds every statement in flight waits, and goes with the others that "
+                    "gather meanwhile: CASINO_COMMIT_FLIGHTS)", buckets=(1, 2, 4, 8, 16, 32))
+SPLIT = Counter("casino_batch_statements_split", "Statements of several tables' batches that failed, wrote "
+                "nothing, and whose batches were then each committed alone (a ledger refusal, a lost lease "
+                "or a retried command in one of them)")
 RECHECKED = Counter("casino_batches_rechecked", "Batches sent without the replay check whose statement "
                     "wrote nothing and sent them back to be run again with it, by why: replayed (a command "
                     "id answered before: a client's retry), limited (a player with play limits), failed "
@@ -142,6 +148,8 @@ class LiveCollector(Collector):
               labels=["game"]),
             g("casino_table_queue_commands", "Commands waiting for their table's next batch, all tables together"),
             g("casino_table_queue_commands_max", "Commands waiting at the busiest table"),
+            g("casino_batches_waiting_commit", "Tables' batches ready and waiting for a statement in flight "
+              "to land (CASINO_COMMIT_FLIGHTS), to go together in the next"),
             g("casino_lease_age_seconds", "Seconds since the oldest lease this process holds was last renewed "
               "(another process may take a table whose lease is older than casino_lease_seconds)"),
             g("casino_lease_seconds", "The lease period (CASINO_LEASE_SECONDS)"),
@@ -154,8 +162,8 @@ class LiveCollector(Collector):
         ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle,
-         publish_q) = self._families()
+        (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
+         pool_idle, publish_q) = self._families()
         r = self.resources
         depths = [s.out.qsize() for s in list(r.sockets)]
         sockets.add_metric([], len(depths))
@@ -173,6 +181,8 @@ class LiveCollector(Collector):
         queued = [rt.queue.qsize() for rt in runtimes]
         table_q.add_metric([], sum(queued))
         table_max.add_metric([], max(queued, default=0))
+        commits = getattr(r, "commits", None)
+        waiting.add_metric([], commits.waiting if commits is not None else 0)
         now = time.monotonic()
         lease.add_metric([], max((now - rt.leased_at for rt in runtimes), default=0.0))
         period.add_metric([], r.settings.lease_seconds)
@@ -180,8 +190,8 @@ class LiveCollector(Collector):
         pool_size.add_metric([], r.pool.get_size())
         pool_idle.add_metric([], r.pool.get_idle_size())
         publish_q.add_metric([], getattr(r.channels, "publish_queue", 0))
-        yield from (sockets, send_q, send_max, owned, table_q, table_max, lease, period, pool_max, pool_size, pool_idle,
-                    publish_q)
+        yield from (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
+                    pool_idle, publish_q)
 
 
 def watch(resources: Resources) -> LiveCollector:

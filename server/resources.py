@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from server.commit_group import CommitGroup
+
 if TYPE_CHECKING:  # (the manager imports the kinds, which import server.policy, which uses this)
     import asyncpg
     from litestar import Litestar
@@ -41,6 +43,8 @@ class Resources:
         self.sockets: set[Any] = set()
         # The crowd tables' shared subscriptions in this process (``server.ws.hub``).
         self.hubs: dict[str, Any] = {}
+        # The tables' batch statements, several tables' batches in one (``server.commit_group``).
+        self.commits = CommitGroup(settings, settings.commit_flights)
 
 
 def resources_of(app: Litestar) -> Resources:

@@ -54,6 +54,7 @@ from games.ledger.model import Post, Void
 from games.wagers import WagerPlaced
 from server import crowd, metrics, play_limits, store
 from server.auth import Principal
+from server.commit_group import OutcomeUnknown, outcome_unknown
 from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
 from server.money import open_refs
@@ -106,24 +107,6 @@ def _closed(conn: Any) -> bool:
         return bool(conn.is_closed())
     except asyncpg.InterfaceError:
         return True
-
-
-class OutcomeUnknown(Exception):
-    """The connection failed under a batch's statement: it may have been committed or not."""
-
-
-def outcome_unknown(exc: BaseException, closed: bool = False) -> bool:
-    """Whether a failed commit may have been written all the same: the connection failed or
-    ended under it (a FATAL, such as a terminated backend, can follow a commit), or is
-    ``closed`` since (asyncpg drops it on a protocol error). PostgreSQL's other errors, ours
-    raised in the statement among them, roll the statement back; so does a failure on a
-    connection still open (a value asyncpg could not encode never left the process)."""
-    if closed:
-        return True
-    if isinstance(exc, asyncpg.PostgresError):
-        severity = getattr(exc, "severity_en", None) or getattr(exc, "severity", None)
-        return isinstance(exc, asyncpg.PostgresConnectionError) or severity in ("FATAL", "PANIC")
-    return isinstance(exc, (OSError, TimeoutError))
 
 
 class ReplayRefused(Exception):
@@ -658,16 +641,19 @@ class TableRuntime:
                 self.known_limited |= found
         limited = bool(ops) and bool(self.limited)
 
+        batch = store.Batch(
+            tid, self.epoch, seq, last_round, event_rows, list(players), results, refs, logged, n, state, keep, ops,
+            unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
+                (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
+                (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
+        )
+
         async def record() -> None:
-            owned = await store.record_batch(
-                conn, tid, self.ctx.settings.owner_id, self.ctx.settings.lease_seconds, seq, last_round,
-                event_rows, players, results, refs,
-                logged, n, state, keep, ops,
-                unchecked=None if self._held is None else store.Unanswered(self.info.currency, [
-                    (s.it.who.id, s.it.cid) for s in staged if not s.it.system] + [
-                    (it.who.id, it.cid) for it, _, _ in self._held if not it.system]),
-                epoch=self.epoch,
-            )
+            if conn.is_in_transaction():  # a part of the caller's: its own statement
+                settings = self.ctx.settings
+                owned = await store.record_batches(conn, settings.owner_id, settings.lease_seconds, [batch])
+            else:  # maybe with other tables' batches, in one statement (server.commit_group)
+                owned = await self.ctx.commits.record(conn, batch)
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)
 

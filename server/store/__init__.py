@@ -34,6 +34,7 @@ from server.store.owners import (
 )
 from server.store.rounds import RoundRef, played_round, player_rounds
 from server.store.state import (
+    Batch,
     LoggedCommand,
     Snapshot,
     StoredEvent,
@@ -44,6 +45,7 @@ from server.store.state import (
     load_state,
     logged_commands,
     record_batch,
+    record_batches,
     replace_state,
     stored_events,
 )
@@ -80,7 +82,7 @@ __all__ = [
     "lease_epoch", "renew_leases", "stopped", "table_lease", "take_lease",
     "RoundRef", "played_round", "player_rounds",
     "LoggedCommand", "Snapshot", "StoredEvent", "create_state", "kept_snapshot", "load_state", "logged_commands",
-    "record_batch", "replace_state", "stored_events", "Unanswered", "Unchecked",
+    "Batch", "record_batch", "record_batches", "replace_state", "stored_events", "Unanswered", "Unchecked",
     "TABLE_CHANGED", "any_table", "archive_table", "assign_staff", "grant_authorisation", "insert_table", "load_tables",
     "notify_table_changed",
     "authenticate", "create_user", "excluded_among", "get_user", "list_users", "new_user", "revoke_token",

@@ -37,10 +37,14 @@ async def lease_epoch(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owne
 
 async def renew_leases(db: asyncpg.Pool | asyncpg.Connection, owner: str, lease_seconds: float,
                        table_ids: list[str]) -> None:
-    """Renew ``owner``'s leases on ``table_ids`` (those it still holds)."""
+    """Renew ``owner``'s leases on ``table_ids`` (those it still holds). The rows are locked
+    in the tables' order, as the batch statement locks its tables' (``state.record_batches``):
+    neither waits for the other both ways."""
     await db.execute(
-        """UPDATE table_owners SET lease_until = now() + make_interval(secs => $2)
-           WHERE owner = $1 AND table_id = ANY($3::text[])""",
+        """UPDATE table_owners o SET lease_until = now() + make_interval(secs => $2)
+             FROM (SELECT table_id FROM table_owners WHERE owner = $1 AND table_id = ANY($3::text[])
+                    ORDER BY table_id FOR UPDATE) mine
+            WHERE o.table_id = mine.table_id""",
         owner, lease_seconds, table_ids,
     )
 
@@ -54,7 +58,10 @@ async def hand_back(db: asyncpg.Pool | asyncpg.Connection, owner: str, table_id:
 
 async def hand_back_all(conn: asyncpg.Connection, owner: str) -> list[str]:
     """End every lease ``owner`` holds, now; the tables it held."""
-    rows = await conn.fetch("UPDATE table_owners SET lease_until = now() WHERE owner = $1 RETURNING table_id", owner)
+    rows = await conn.fetch(
+        """UPDATE table_owners o SET lease_until = now()
+             FROM (SELECT table_id FROM table_owners WHERE owner = $1 ORDER BY table_id FOR UPDATE) mine
+            WHERE o.table_id = mine.table_id RETURNING o.table_id""", owner)  # (in order: renew_leases)
     return [r["table_id"] for r in rows]
 
 

@@ -127,85 +127,105 @@ async def replace_state(conn: asyncpg.Connection, table_id: str, state: bytes) -
     await conn.execute("UPDATE table_state SET state = $2 WHERE table_id = $1", table_id, state)
 
 
-# The whole batch in one statement, with no BEGIN and COMMIT of its own (issue 14: four round
-# trips were most of a batch's commit time): unless it was checked before, that none of its
-# commands (``$36``, ``$37``: each user and command id, refused ones too) was answered before
-# and none of the players whose wagers it places (``$12``, whoever sent the command: a late
-# bet the chef accepts is the player's money) has play limits or an exclusion in force
-# (``$35``, the table's currency, when unchecked:
-# ``table_batch_unchecked``, migration 0118, raises otherwise; the two rules are 0120's
-# functions, which the replay check reads too); the ledger's operations
-# (``ledger_apply_or_raise``, migration 0005, raises a refusal); the fence (renew the lease
-# only if this process still owns the table, under the lease's epoch its runtime started
-# with, ``$38``, migration 0119; ``table_batch_fenced``, 0117, raises otherwise); events,
-# who played, the accepted command ids and the commands; then seq, round and open refs (and
-# at a snapshot the state). Anything raised stops the whole statement: nothing is written.
-# The plain SQL parts read the statement's snapshot, none of its own writes; the ledger's
-# function reads afresh, after the locks it waits for (READ COMMITTED).
-_BATCH = """
+# The batches of one or more tables (``record_batches``) in one statement, with no BEGIN and
+# COMMIT of its own (issue 14: four round trips were most of a batch's commit time; and a
+# statement's fixed cost, about 0.6 ms of PostgreSQL's CPU, was most of a five-bet batch's).
+# Each table's rows carry its id. In order: unless they were checked before, that none of the
+# unchecked batches' commands (``$45``-``$47``: table, user, command id, refused ones too) was
+# answered before at its table and none of their players (``$48``, ``$49``: each player with
+# his table's currency; a late bet the chef accepts is the player's money) has play limits or
+# an exclusion in force (``table_batch_unchecked``, migration 0118, raises otherwise; the two
+# rules are 0120's and 0122's functions, which the replay check reads too); the ledger's
+# operations of every batch, in the order given (``ledger_apply_or_raise``, migration 0005,
+# raises a refusal); the fence: the lease of every table renewed, only if this process still
+# owns it under the lease's epoch its runtime started with (``$4``, migration 0119;
+# ``table_batch_fenced``, 0117, raises when one is not), its rows locked in the tables' order
+# (as ``owners.renew_leases`` locks them: a batch and the lease loop never wait for each other
+# both ways); events, who played, the accepted command ids, the commands; each table's seq,
+# round, open refs where given (``$7``, the refs in ``$11``, ``$12``) and its snapshot where
+# taken (``$8``; kept for disputes with ``$10``). Anything raised stops the whole statement:
+# nothing of any of the batches is written. The plain SQL parts read the statement's
+# snapshot, none of its own writes; the ledger's function reads afresh, after the locks it
+# waits for (READ COMMITTED).
+_RECORD = """
 WITH unchecked AS MATERIALIZED (
     SELECT table_batch_unchecked(
-        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM commands_answered($1, $36::text[], $37::text[])),
-        $35::text IS NOT NULL AND EXISTS (SELECT 1 FROM players_with_limits($12::text[], $35))) AS n
+        EXISTS (SELECT 1 FROM (SELECT k.table_id, array_agg(k.user_id) AS users, array_agg(k.cid) AS cids
+                                 FROM unnest($45::text[], $46::text[], $47::text[]) AS k(table_id, user_id, cid)
+                                GROUP BY k.table_id) g
+                CROSS JOIN LATERAL commands_answered(g.table_id, g.users, g.cids)),
+        EXISTS (SELECT 1 FROM (SELECT k.currency, array_agg(k.user_id) AS users
+                                 FROM unnest($48::text[], $49::text[]) AS k(user_id, currency)
+                                GROUP BY k.currency) g
+                CROSS JOIN LATERAL players_with_limits(g.users, g.currency))) AS n
 ), applied AS MATERIALIZED (
-    SELECT ledger_apply_or_raise($23::text[], $24::text[], $25::text[], $26::text[], $27::bigint[],
-                                 $28::text[], $29::text[], $30::text[], $31::int[], $32::int[],
-                                 $33::boolean[], $34::text[]) AS n
+    SELECT ledger_apply_or_raise($33::text[], $34::text[], $35::text[], $36::text[], $37::bigint[],
+                                 $38::text[], $39::text[], $40::text[], $41::int[], $42::int[],
+                                 $43::boolean[], $44::text[]) AS n
 ), fence AS (
-    UPDATE table_owners SET lease_until = now() + make_interval(secs => $3)
-    WHERE table_id = $1 AND owner = $2 AND epoch = $38 RETURNING 1
+    UPDATE table_owners o SET lease_until = now() + make_interval(secs => $2)
+      FROM (SELECT l.table_id FROM table_owners l
+              JOIN unnest($3::text[], $4::bigint[]) AS u(table_id, epoch)
+                ON l.table_id = u.table_id AND l.epoch = u.epoch
+             WHERE l.owner = $1
+             ORDER BY l.table_id FOR UPDATE OF l) AS mine
+     WHERE o.table_id = mine.table_id RETURNING 1
 ), events AS (
     INSERT INTO table_events (table_id, seq, round, kind, actor, payload)
-    SELECT $1, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
-    FROM unnest($6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[]) AS u(seq, round, kind, actor, payload)
+    SELECT u.table_id, u.seq, u.round, u.kind, u.actor, u.payload::jsonb
+    FROM unnest($13::text[], $14::bigint[], $15::text[], $16::text[], $17::text[], $18::text[])
+         AS u(table_id, seq, round, kind, actor, payload)
 ), players AS (
     INSERT INTO round_players (table_id, round, user_id)
-    SELECT $1, u.round, u.user_id FROM unnest($11::text[], $12::text[]) AS u(round, user_id)
+    SELECT u.table_id, u.round, u.user_id
+    FROM unnest($19::text[], $20::text[], $21::text[]) AS u(table_id, round, user_id)
     ON CONFLICT DO NOTHING
 ), results AS (
     INSERT INTO command_results (user_id, cid, table_id, result)
-    SELECT u.user_id, u.cid, $1, u.result::jsonb
-    FROM unnest($13::text[], $14::text[], $15::text[]) AS u(user_id, cid, result)
+    SELECT u.user_id, u.cid, u.table_id, u.result::jsonb
+    FROM unnest($22::text[], $23::text[], $24::text[], $25::text[]) AS u(user_id, cid, table_id, result)
     ON CONFLICT DO NOTHING
 ), commands AS (
     INSERT INTO table_commands (table_id, n, first_seq, last_seq, actor, role, command)
-    SELECT $1, u.n, u.first_seq, u.last_seq, u.actor, u.role, u.command::json
-    FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::text[], $21::text[], $22::text[])
-         AS u(n, first_seq, last_seq, actor, role, command)
-)"""
-
-# The open refs, when given, with the ledger's position as they are written (0116): read from
-# ``applied``, so after this batch's own holds were numbered (a sub-statement's order is
-# otherwise the planner's).
-_REFS = """open_refs = coalesce($16::text[], open_refs),
-    refs_after = CASE WHEN $16::text[] IS NULL THEN refs_after ELSE (SELECT coalesce(
-        pg_sequence_last_value(pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied) END"""
-
-# The sub-statements that must run are named here (a SELECT in WITH runs only as far as
-# something reads it), in the order they run, each when first read: the checks, the ledger
-# (which may wait for its accounts' locks), and only then the fence, so the lease row is not
-# held locked while the ledger waits (the lease loop renews it too). The other writes run
-# after all three.
-_FENCED = """
-SELECT (SELECT n FROM unchecked) + (SELECT n FROM applied) + table_batch_fenced((SELECT count(*) FROM fence))
-"""
-
-# Most batches: seq and round follow (and the open refs where given).
-_RECORD_BATCH = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, updated_at = now()
-    WHERE table_id = $1
-)""" + _FENCED
-
-# A snapshot: the state after the batch (a restart replays only the commands after it); one
-# a round opens with is kept for disputes.
-_RECORD_SNAPSHOT = _BATCH + """, state AS (
-    UPDATE table_state SET seq = $4, round = $5, """ + _REFS + """, state = $39, state_seq = $4,
-                           state_command = $40, updated_at = now()
-    WHERE table_id = $1
+    SELECT u.table_id, u.n, u.first_seq, u.last_seq, u.actor, u.role, u.command::json
+    FROM unnest($26::text[], $27::bigint[], $28::bigint[], $29::bigint[], $30::text[], $31::text[], $32::text[])
+         AS u(table_id, n, first_seq, last_seq, actor, role, command)
+), state AS (
+    -- The open refs, where given, with the ledger's position as they are written (0116): read
+    -- from ``applied``, so after this statement's own holds were numbered (a sub-statement's
+    -- order is otherwise the planner's).
+    UPDATE table_state s
+       SET seq = u.seq, round = u.round,
+           open_refs = CASE WHEN u.refs THEN coalesce(r.refs, '{}') ELSE s.open_refs END,
+           refs_after = CASE WHEN u.refs THEN (SELECT coalesce(pg_sequence_last_value(
+                            pg_get_serial_sequence('ledger_transfers', 'seq')::regclass), 0) FROM applied)
+                        ELSE s.refs_after END,
+           state = coalesce(u.snapshot, s.state),
+           state_seq = CASE WHEN u.snapshot IS NULL THEN s.state_seq ELSE u.seq END,
+           state_command = CASE WHEN u.snapshot IS NULL THEN s.state_command ELSE u.command END,
+           updated_at = now()
+      FROM unnest($3::text[], $5::bigint[], $6::text[], $7::boolean[], $8::bytea[], $9::bigint[])
+           AS u(table_id, seq, round, refs, snapshot, command)
+      LEFT JOIN LATERAL (SELECT array_agg(f.ref ORDER BY f.i) AS refs
+                           FROM unnest($11::text[], $12::text[]) WITH ORDINALITY AS f(table_id, ref, i)
+                          WHERE f.table_id = u.table_id) r ON u.refs
+     WHERE s.table_id = u.table_id
 ), kept AS (
     INSERT INTO table_snapshots (table_id, state_seq, state_command, state)
-    SELECT $1, $4, $40, $39 WHERE $41 ON CONFLICT DO NOTHING
-)""" + _FENCED
+    SELECT u.table_id, u.seq, u.command, u.snapshot
+      FROM unnest($3::text[], $5::bigint[], $9::bigint[], $8::bytea[], $10::boolean[])
+           AS u(table_id, seq, command, snapshot, keep)
+     WHERE u.keep AND u.snapshot IS NOT NULL
+    ON CONFLICT DO NOTHING
+)
+-- The sub-statements that must run are named here (a SELECT in WITH runs only as far as
+-- something reads it), in the order they run, each when first read: the checks, the ledger
+-- (which may wait for its accounts' locks), and only then the fence, so the lease rows are
+-- not held locked while the ledger waits (the lease loop renews them too). The other writes
+-- run after all three.
+SELECT (SELECT n FROM unchecked) + (SELECT n FROM applied)
+       + table_batch_fenced(((SELECT count(*) FROM fence) = cardinality($3::text[]))::int)
+"""
 
 # (table, seq, round, event kind, actor, event as JSON)
 EventRow = tuple[str, int, str, str, str, str]
@@ -213,6 +233,25 @@ EventRow = tuple[str, int, str, str, str, str]
 ResultRow = tuple[str, str, str, str]
 # (command counter, first event seq, last event seq, actor, role, the command as JSON)
 CommandRow = tuple[int, int, int, str, str, str]
+
+
+class Batch(NamedTuple):
+    """What one table's batch writes (``record_batches``)."""
+
+    table_id: str
+    epoch: int | None  # the lease's epoch the table's runtime started under (fencing)
+    seq: int  # the table's last event after the batch
+    round_id: str
+    events: Sequence[EventRow]
+    players: Sequence[tuple[str, str]]  # (player, round) who played
+    results: Sequence[ResultRow]  # each accepted command's answer (a retry gets it again)
+    open_refs: list[str] | None  # the ledger refs of the wagers it holds in play; None: the list stands
+    commands: Sequence[CommandRow]  # appended to the log
+    last_command: int  # the table's command counter after the batch
+    snapshot: bytes | None = None  # the state after the batch
+    keep: bool = False  # the snapshot kept for disputes
+    ops: Sequence[Op] = ()  # the ledger's, in order
+    unchecked: Unanswered | None = None  # sent without the replay check first
 
 
 async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, lease_seconds: float, seq: int,
@@ -235,31 +274,57 @@ async def record_batch(conn: asyncpg.Connection, table_id: str, owner: str, leas
     without the replay check (``commands.answered``) first: raises Unchecked if one of its
     commands was answered before or a player whose wager it places has play limits in the
     table's currency or an exclusion in force. Whatever it raises or returns False, nothing was written."""
-    batch, ledger_args = apply_args(ops)
-    columns: list[tuple[object, ...]] = list(zip(*events, strict=True))[1:] if events else [()] * 5
-    pairs = list(players)
-    head = (
-        table_id, owner, lease_seconds, seq, round_id, *columns,
-        [r for _, r in pairs], [p for p, _ in pairs],
-        [r[0] for r in results], [r[1] for r in results], [r[3] for r in results],
-        open_refs,
-    )
-    logged: list[tuple[object, ...]] = list(zip(*commands, strict=True)) if commands else [()] * 6
-    check = (unchecked.currency, [u for u, _ in unchecked.commands], [c for _, c in unchecked.commands]) \
-        if unchecked is not None else (None, [], [])
-    args = (*head, *logged, *ledger_args, *check, epoch)
+    return await record_batches(conn, owner, lease_seconds, [Batch(
+        table_id, epoch, seq, round_id, events, list(players), results, open_refs, commands, last_command,
+        snapshot, keep, list(ops), unchecked)])
+
+
+async def record_batches(conn: asyncpg.Connection, owner: str, lease_seconds: float, batches: Sequence[Batch]) -> bool:
+    """Commit the batches of one or more tables, at most one each, in one statement, all or
+    nothing, as ``record_batch`` commits one (the ledger's operations in the order of
+    ``batches``). Raises what ``record_batch`` raises, or returns False, when one of them
+    would: nothing of any of them was written then."""
+    if not batches:
+        return True
+    if len({b.table_id for b in batches}) != len(batches):
+        raise ValueError("two batches of one table in one statement")
+    ops, ledger_args = apply_args([op for b in batches for op in b.ops])
     try:
-        if snapshot is not None:
-            await conn.fetchval(_RECORD_SNAPSHOT, *args, snapshot, last_command, keep)
-        else:
-            await conn.fetchval(_RECORD_BATCH, *args)
+        await conn.fetchval(_RECORD, *_arguments(owner, lease_seconds, batches), *ledger_args,
+                            *_check_arguments(batches))
     except asyncpg.PostgresError as exc:
         if exc.sqlstate == FENCE_LOST:
             return False
         if exc.sqlstate in (REPLAYED, LIMITED):
             raise Unchecked("replayed" if exc.sqlstate == REPLAYED else "limited") from None
-        refused = raised_refusal(batch, exc)
+        refused = raised_refusal(ops, exc)
         if refused is not None:
             raise refused from None
         raise
     return True
+
+
+def _columns(rows: list[tuple], width: int) -> list[tuple[object, ...]]:
+    """Rows as ``width`` columns (arrays for ``unnest``)."""
+    return list(zip(*rows, strict=True)) if rows else [()] * width
+
+
+def _arguments(owner: str, lease_seconds: float, batches: Sequence[Batch]) -> tuple[object, ...]:
+    """``_RECORD``'s ``$1`` to ``$32``: the tables' own values, then their rows."""
+    tables = [(b.table_id, b.epoch, b.seq, b.round_id, b.open_refs is not None, b.snapshot, b.last_command,
+               b.snapshot is not None and b.keep) for b in batches]
+    refs = [(b.table_id, ref) for b in batches if b.open_refs is not None for ref in b.open_refs]
+    events = [row for b in batches for row in b.events]
+    players = [(b.table_id, r, p) for b in batches for p, r in b.players]
+    results = [row for b in batches for row in b.results]
+    commands = [(b.table_id, *row) for b in batches for row in b.commands]
+    return (owner, lease_seconds, *_columns(tables, 8), *_columns(refs, 2), *_columns(events, 6),
+            *_columns(players, 3), *_columns(results, 4), *_columns(commands, 7))
+
+
+def _check_arguments(batches: Sequence[Batch]) -> tuple[object, ...]:
+    """``$45`` to ``$49``: what the unchecked batches ask the statement to check."""
+    answered = [(b.table_id, user, cid) for b in batches if b.unchecked is not None
+                for user, cid in b.unchecked.commands]
+    limits = [(p, b.unchecked.currency) for b in batches if b.unchecked is not None for p, _ in b.players]
+    return (*_columns(answered, 3), *_columns(limits, 2))

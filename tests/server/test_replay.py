@@ -31,6 +31,7 @@ from roulette import commands as RC
 from roulette.layout import parse_spot
 from server import store
 from server.auth import Principal
+from server.commit_group import CommitGroup
 from server.companions import Companion
 from server.config import Settings
 from server.kinds import kind as game_kind
@@ -244,13 +245,14 @@ SPOTS = [s for s in ("rouge", "noir", "pair", "impair", "manque", "passe", "plei
          if parse_spot(s)]
 
 
-def _ctx(pool: Any, snapshot_batches: int) -> Any:
+def _ctx(pool: Any, snapshot_batches: int, commit_flights: int = 0) -> Any:
     settings = Settings(jwt_secret="x" * 40, owner_id="replay-test", snapshot_batches=snapshot_batches,
-                        seat_release_seconds=3600.0)
+                        seat_release_seconds=3600.0, commit_flights=commit_flights)
     manager = SimpleNamespace(runtimes={}, lost=lambda table_id: None,
                               router=SimpleNamespace(meters=lambda changes: None))
     return SimpleNamespace(settings=settings, pool=pool, ledger=Ledger(pool), limits=LimitsStore(pool),
-                           channels=SimpleNamespace(publish=lambda frame, channel: None), manager=manager)
+                           channels=SimpleNamespace(publish=lambda frame, channel: None), manager=manager,
+                           commits=CommitGroup(settings, settings.commit_flights))
 
 
 async def _table(ctx: Any, game: str, profile: str, table_id: str, mode: str = "rng", **settings: Any) -> TableInfo:

@@ -218,7 +218,7 @@ async def test_a_connection_lost_under_the_statement_answers_outcome_unknown_and
     cid sent again gets it accepted, not placed twice."""
     rt = wheel.rt
     assert rt is not None
-    real = store.record_batch
+    real = store.record_batches
     lost: list[str] = []
     wheel.ctx.manager.lost = lost.append
 
@@ -226,7 +226,7 @@ async def test_a_connection_lost_under_the_statement_answers_outcome_unknown_and
         await real(*args, **kwargs)
         raise asyncpg.ConnectionDoesNotExistError("connection was closed in the middle of operation")
 
-    monkeypatch.setattr(store, "record_batch", committed_then_cut)
+    monkeypatch.setattr(store, "record_batches", committed_then_cut)
     bet = rt.submit(ANN, "a1", RC.PlaceBet(spot="rouge", amount=1_000))
     answer = await asyncio.wait_for(bet, 10)
     assert isinstance(answer, Rejected) and answer.code == "outcome_unknown"
@@ -234,7 +234,7 @@ async def test_a_connection_lost_under_the_statement_answers_outcome_unknown_and
     await asyncio.wait_for(rt.task, 5)  # (its last step hands the lease back)
     assert rt.stopped and lost == ["uc-1"]
     assert await wheel.ctx.pool.fetchval("SELECT lease_until <= now() FROM table_owners WHERE table_id = 'uc-1'")
-    monkeypatch.setattr(store, "record_batch", real)
+    monkeypatch.setattr(store, "record_batches", real)
     assert await store.take_lease(wheel.ctx.pool, "uc-1", wheel.ctx.settings.owner_id, 3600)
     await wheel.start()  # (what the lease loop does): read again from the database
     assert wheel.rt is not rt
