@@ -2,7 +2,7 @@
 
     .venv/bin/python -m loadtest.bench_batches [--tables 10] [--bets 1 5 50] [--batches 2000]
 
-Works in its own database ``casino_bench_batches`` (dropped and created again) on the server
+Works in a database of its own (``casino_bench_batches_<pid>``, dropped at the end) on the server
 ``games.db.database_url()`` gives. ``--tables`` roulette tables are owned by this bench;
 each batch is ``--bets`` straight bets from different players: their holds, events, answers,
 logged commands and round players, as the server's runtime writes them
@@ -28,7 +28,7 @@ from games.db.embedded import with_database
 from games.ledger import Hold, Ledger, accounts
 from server import store
 
-BENCH_DB = "casino_bench_batches"
+BENCH_DB = f"casino_bench_batches_{os.getpid()}"  # (two runs on one server do not meet)
 OWNER = "bench-batches"
 PLAYERS = 500
 

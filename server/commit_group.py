@@ -11,7 +11,10 @@ statements at a time. A table whose batch is ready while one may go sends it at 
 batch that finds every flight taken waits; when a flight lands, the first waiting table
 leads the next statement, with up to ``most`` of the batches that gathered meanwhile, on its
 own connection. Under a light load each batch goes alone and at once; under a heavy one the
-statements grow with the load instead of multiplying. With ``at_once`` 0 (the default) each
+statements grow with the load instead of multiplying. A statement that waits longer than
+``PATIENCE`` (for a lock) stops counting against the flights: its own tables wait for it,
+the others go on. A batch committed inside a transaction (a companion's, accounts to open)
+or alone after a failed group does not count either. With ``at_once`` 0 (the default) each
 batch is its own statement, at once: the tables' commits are then quicker, their batches
 larger, and the server spends less CPU a bet, which on a host that runs PostgreSQL too
 matters more (the same section).
@@ -21,7 +24,8 @@ group's statement fails, nothing of it was written, and each of its tables commi
 batch alone, which then gives that table exactly the answer it would have had: its ledger
 refusal, its lost lease, its unchecked command. Only when the outcome is unknown (the
 connection failed under the statement) does every table of the group learn so, since any
-of them may have been written.
+of them may have been written. A leading table that is cancelled (its runtime stopping)
+lets the statement finish: the other tables of it get their outcome.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ if TYPE_CHECKING:
     from server.config import Settings
 
 MOST = 32  # batches in one statement at most
+# A statement that runs longer (waiting for a lock: a wallet held by a long transaction) no
+# longer counts against the flights: its tables wait for it, the others do not.
+PATIENCE = 0.25
 
 
 class OutcomeUnknown(Exception):
@@ -74,12 +81,13 @@ class CommitGroup:
     """The batch statements of one process: at most ``at_once`` in flight, each for at most
     ``most`` tables' batches."""
 
-    def __init__(self, settings: Settings, at_once: int, most: int = MOST) -> None:
+    def __init__(self, settings: Settings, at_once: int, most: int = MOST, patience: float = PATIENCE) -> None:
         if at_once < 0 or most < 1:
             raise ValueError("no statements in flight (0: no limit), or statements of no batch")
         self.settings = settings
         self.at_once = at_once
         self.most = most
+        self.patience = patience
         self._waiting: collections.deque[_Waiting] = collections.deque()
         self._flights = 0
 
@@ -114,16 +122,27 @@ class CommitGroup:
 
     async def _lead(self, conn: asyncpg.Connection, me: _Waiting) -> None:
         """The waiting batches, up to ``most`` (``me``'s first among them), in one statement on
-        ``conn``; then the flight is given back. (No wait for more: a turn of a busy loop is
-        milliseconds, and under load the batches gather while the flights are taken.)"""
+        ``conn``; then the flight is given back, or sooner, once the statement has run for
+        ``patience``. (No wait for more: a turn of a busy loop is milliseconds, and under load
+        the batches gather while the flights are taken.)"""
+        stalled = asyncio.get_running_loop().call_later(self.patience, self._give_back, me)
         try:
-            group = [self._waiting.popleft() for _ in range(min(self.most, len(self._waiting)))]
+            taken = [self._waiting.popleft() for _ in range(min(self.most, len(self._waiting)))]
+            group = [w for w in taken if not w.future.done()]  # (a table cancelled as it waited: not sent)
             if group:
-                await self._commit(conn, group)
+                job = asyncio.ensure_future(self._commit(conn, group))
+                try:
+                    await asyncio.shield(job)
+                except asyncio.CancelledError:
+                    # This table stops (its runtime cancelled); the statement goes on, so every
+                    # table of it learns its own outcome, and ``conn`` is released after it.
+                    await asyncio.wait([job])
+                    if me.future.done() and not me.future.cancelled():
+                        me.future.exception()  # (read: its own outcome no longer matters)
+                    raise
         finally:
-            me.flight = False
-            self._flights -= 1
-            self._hand_on()
+            stalled.cancel()
+            self._give_back(me)
 
     async def _commit(self, conn: asyncpg.Connection, group: list[_Waiting]) -> None:
         """Each batch of ``group`` told its outcome (in its future)."""
@@ -134,6 +153,7 @@ class CommitGroup:
                                                [w.batch for w in group])
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError) or outcome_unknown(exc, conn.is_closed()):
+                # (cancelled: only with the loop itself, the leader's cancel does not reach here)
                 for w in group:
                     _tell(w, error=OutcomeUnknown(w.batch.table_id))
                 if not isinstance(exc, Exception):
@@ -160,14 +180,18 @@ class CommitGroup:
             w.flight = True
             w.future.set_result(_LEAD)
 
-    def _left(self, me: _Waiting) -> None:
-        """A table gave up waiting (cancelled): out of the queue, and its flight given on."""
-        if me in self._waiting:
-            self._waiting.remove(me)
+    def _give_back(self, me: _Waiting) -> None:
+        """The flight kept for ``me`` free again (once): the next waiting batches may go."""
         if me.flight:
             me.flight = False
             self._flights -= 1
             self._hand_on()
+
+    def _left(self, me: _Waiting) -> None:
+        """A table gave up waiting (cancelled): out of the queue, and its flight given on."""
+        if me in self._waiting:
+            self._waiting.remove(me)
+        self._give_back(me)
 
     @property
     def waiting(self) -> int:

@@ -4,9 +4,11 @@ Per batch of queued commands: the engine handles each (a GameError rejects that 
 changes nothing), then ONE PostgreSQL statement, its own transaction, writes the ledger ops,
 the events with their seq, the commands applied (and, at a snapshot, the engine state:
 ``SNAPSHOT_BATCHES``; a start replays the log on the snapshot, ``restore``) and the accepted
-command ids: one round trip a batch (``store.record_batch``; a batch with more to write, a
-companion's, accounts to open, a player's play limits or a console action to audit, runs it
-inside a transaction with those).
+command ids: one round trip a batch (``store.record_batches``, through the process's
+``commits``, which with ``CASINO_COMMIT_FLIGHTS`` sends the batches of several tables in one
+statement: ``server.commit_group``; a batch with more to write, a companion's, accounts to
+open, a player's play limits or a console action to audit, runs it alone inside a
+transaction with those).
 Only after the commit are the commands acknowledged and the events broadcast on the table's
 channel, all of the batch's events in one ``events`` message encoded once (one frame per
 subscriber per batch). If the ledger refuses the batch (insufficient funds...), the engine

@@ -1,6 +1,6 @@
 """The answer given to each accepted command (``command_results``), so a retry of a command
 id at its table is answered again, never applied twice (written with each batch:
-``state.record_batch``)."""
+``state.record_batches``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What happened at the tables: ``table_events``, every event with the table's seq, for
-resume and round recall (written with each batch: ``state.record_batch``)."""
+resume and round recall (written with each batch: ``state.record_batches``)."""
 
 from __future__ import annotations
 

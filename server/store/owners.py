@@ -1,7 +1,7 @@
 """Who serves which table: one lease per table (``table_owners``), and each serving process's
 heartbeat (``casino_processes``). A commit renews its table's lease too, in the same
 statement, and fails once another process took it, or the same one took it again for a
-new runtime: each take counts the lease's epoch up (``state.record_batch``)."""
+new runtime: each take counts the lease's epoch up (``state.record_batches``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ async def take_lease(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owner
 
 async def lease_epoch(db: asyncpg.Pool | asyncpg.Connection, table_id: str, owner: str) -> int | None:
     """The epoch of ``owner``'s lease on the table (None: not his): what its runtime writes
-    under (``state.record_batch``)."""
+    under (``state.record_batches``)."""
     epoch: int | None = await db.fetchval(
         "SELECT epoch FROM table_owners WHERE table_id = $1 AND owner = $2", table_id, owner)
     return epoch

@@ -1,5 +1,5 @@
 """Who played which round: ``round_players``, for a player's history and for his right to
-recall a round (written with each batch: ``state.record_batch``)."""
+recall a round (written with each batch: ``state.record_batches``)."""
 
 from __future__ import annotations
 

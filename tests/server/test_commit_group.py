@@ -269,9 +269,12 @@ async def test_a_table_that_stops_waiting_hands_its_turn_on(pool, floor):
     assert commits.waiting == 0
 
 
-async def test_a_waiting_table_given_the_turn_and_cancelled_hands_it_on(pool, floor):
-    """The flight lands and hands the next group to r2, which is cancelled as it takes it:
-    the turn is free again, and r3 commits."""
+@pytest.mark.parametrize("cancelled", ["given the turn", "behind it"])
+async def test_a_table_cancelled_as_the_flight_lands_is_not_sent_and_blocks_nothing(pool, floor, cancelled):
+    """r1's statement in flight; r2 and r3 wait. As it lands and hands the turn to r2, one of
+    them is cancelled (its table stopping): r2, given the turn, gives it on to r3; or r3,
+    still in the queue, is left out of r2's statement. The other commits, the cancelled one's
+    batch is not written, and no flight is lost."""
     commits = group(at_once=1)
     async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
         tr = holder.transaction()
@@ -280,15 +283,74 @@ async def test_a_waiting_table_given_the_turn_and_cancelled_hands_it_on(pool, fl
         first = asyncio.create_task(commits.record(c1, bet("r1")))
         await until_waiting(holder, c1.get_server_pid())
         second = asyncio.create_task(commits.record(c2, bet("r2")))
-        await until_queued(commits, 1)
+        third = asyncio.create_task(commits.record(c3, bet("r3")))
+        await until_queued(commits, 2)
+        victim, survivor, survivor_conn = (second, "r3", c3) if cancelled == "given the turn" else (third, "r2", c2)
+        real = commits._hand_on
+
+        def hand_on_then_cancel() -> None:
+            real()  # (the turn is r2's now: its task runs before the victim's cancel does)
+            if not victim.cancelled():
+                victim.cancel()
+
+        commits._hand_on = hand_on_then_cancel  # type: ignore[method-assign]
         await tr.rollback()
         assert await first
-        second.cancel()  # handed the turn as the flight landed: cancelled as it takes it
+        assert await (third if victim is second else second)
+        with pytest.raises(asyncio.CancelledError):
+            await victim
+        lost = "r2" if victim is second else "r3"
+        assert await table_rows(survivor_conn, lost) == UNWRITTEN
+        assert (await table_rows(survivor_conn, survivor))[0] == 1
+    assert (commits.waiting, commits._flights) == (0, 0)
+
+
+async def test_a_leading_table_cancelled_lets_its_statement_finish_for_the_others(pool, floor):
+    """r2 leads the statement of r2's and r3's batches, which waits for bob's wallet (locked
+    elsewhere), and is cancelled (its table stopping): the statement goes on; r3 gets its
+    own answer (committed), not an unknown outcome, and so is r2's batch written."""
+    commits = group(at_once=1)
+    async with pool.acquire() as anna_lock, pool.acquire() as bob_lock, pool.acquire() as c1, \
+            pool.acquire() as c2, pool.acquire() as c3:
+        holds = []
+        for conn, account in ((anna_lock, wallet("r1")), (bob_lock, wallet("r2"))):
+            tr = conn.transaction()
+            await tr.start()
+            await conn.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", account)
+            holds.append(tr)
+        first = asyncio.create_task(commits.record(c1, bet("r1")))
+        await until_waiting(anna_lock, c1.get_server_pid())
+        second = asyncio.create_task(commits.record(c2, bet("r2")))
+        third = asyncio.create_task(commits.record(c3, bet("r3")))
+        await until_queued(commits, 2)
+        await holds[0].rollback()
+        assert await first
+        await until_waiting(bob_lock, c2.get_server_pid())  # r2 leads r2's and r3's statement
+        second.cancel()
+        await holds[1].rollback()
+        assert await third is True
         with pytest.raises(asyncio.CancelledError):
             await second
-        assert await asyncio.wait_for(commits.record(c3, bet("r3")), 10)
-        assert await table_rows(c2, "r2") == UNWRITTEN
-    assert commits.waiting == 0
+        assert (await table_rows(c3, "r2"))[0] == 1  # (the statement stood, r2's part too)
+    assert [(await floor.balance(wallet(t))).pending for t in TABLES] == [2500, 2500, 2500]
+    assert (commits.waiting, commits._flights) == (0, 0)
+
+
+async def test_a_statement_waiting_for_a_lock_stops_holding_the_flight(pool, floor):
+    """r1's statement waits for anna's wallet, locked elsewhere for longer than the group's
+    patience: r2's batch, behind it, goes in a statement of its own meanwhile."""
+    commits = CommitGroup(Settings(jwt_secret="x" * 40, owner_id=ME, lease_seconds=10), 1, patience=0.05)
+    async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2:
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
+        first = asyncio.create_task(commits.record(c1, bet("r1")))
+        await until_waiting(holder, c1.get_server_pid())
+        assert await asyncio.wait_for(commits.record(c2, bet("r2")), 10)  # while r1's still waits
+        assert not first.done()
+        await tr.rollback()
+        assert await first
+    assert (commits.waiting, commits._flights) == (0, 0)
 
 
 @pytest.mark.parametrize("writer", ["batches", "renew"])
@@ -322,10 +384,10 @@ async def test_the_lease_rows_are_locked_in_the_tables_order(pool, floor, writer
 async def test_tables_played_together_commit_together_and_restore_byte_for_byte(pool):
     """Three roulette wheels and two blackjack tables (one with side bets and a jackpot pool,
     whose batches commit in the pool's transaction, alone) played at once, in random bursts,
-    one statement in flight: their batches go together (fewer statements than batches), a
-    poor player's refusals among them (a group's statement then fails, and its tables commit
-    alone); each table restored from its snapshot and log equals the live one, and the
-    ledger checks clean."""
+    one statement in flight: their batches go together (fewer statements than batches), and
+    a poor player's refusals may fall in a group (its statement then fails, and its tables
+    commit alone); each table restored from its snapshot and log equals the live one, and
+    the ledger checks clean."""
     ctx = _ctx(pool, 5, commit_flights=1)
     games = [GAMES[0]] * 2 + GAMES
     tables = [Table(ctx, await _table(ctx, game, profile, f"cg{i}-{game}-{profile}", **settings),
