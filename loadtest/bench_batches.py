@@ -24,8 +24,8 @@ from typing import NamedTuple
 import asyncpg
 
 from games.db import create_pool, database_url, migrate
-from games.db.embedded import with_database
 from games.ledger import Hold, Ledger, accounts
+from loadtest import databases
 from server import store
 
 BENCH_DB = f"casino_bench_batches_{os.getpid()}"  # (two runs on one server do not meet)
@@ -51,13 +51,7 @@ def backend_cpu_ms(pid: int) -> float:
 async def fresh_floor(url: str, tables: int) -> asyncpg.Pool:
     """The bench's database, new: ``tables`` tables owned by the bench, ``PLAYERS`` players
     with chips; a pool of one connection to it."""
-    admin = await asyncpg.connect(url)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{BENCH_DB}"')
-    finally:
-        await admin.close()
-    pool = await create_pool(with_database(url, BENCH_DB), min_size=1, max_size=1)
+    pool = await create_pool(await databases.recreate(url, BENCH_DB), min_size=1, max_size=1)
     ledger = Ledger(pool)
     async with pool.acquire() as conn:
         await migrate(conn, store.SCHEMA)
@@ -139,11 +133,7 @@ async def bench(args: argparse.Namespace, url: str | None = None) -> list[Shape]
             return out
     finally:
         await pool.close()
-        admin = await asyncpg.connect(url)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await databases.drop(url, BENCH_DB)
 
 
 def main(argv: list[str] | None = None) -> int:

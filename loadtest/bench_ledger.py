@@ -26,21 +26,15 @@ from typing import NamedTuple
 import asyncpg
 
 from games.db import create_pool, database_url, migrate
-from games.db.embedded import with_database
 from games.ledger import Hold, Ledger, Post, Transfer, Void, accounts
+from loadtest import databases
 
 BENCH_DB = "casino_bench_ledger"
 
 
 
 async def fresh_database(url: str) -> str:
-    admin = await asyncpg.connect(url)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{BENCH_DB}"')
-    finally:
-        await admin.close()
-    bench_url = with_database(url, BENCH_DB)
+    bench_url = await databases.recreate(url, BENCH_DB)
     conn = await asyncpg.connect(bench_url)
     try:
         await migrate(conn, ("games.ledger",))
@@ -142,11 +136,7 @@ async def bench(args: argparse.Namespace) -> None:
         print("ledger check:", "ok" if not problems else problems[:5])
     finally:
         await pool.close()
-    admin = await asyncpg.connect(database_url())
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{BENCH_DB}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    await databases.drop(database_url(), BENCH_DB)
 
 
 def main(argv: list[str] | None = None) -> int:

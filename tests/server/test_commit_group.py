@@ -8,8 +8,10 @@ waiting hands its turn on; and the tables' lease rows are locked in order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, NamedTuple
 
 import asyncpg
 import pytest
@@ -104,6 +106,34 @@ def split() -> float:
     return REGISTRY.get_sample_value("casino_batch_statements_split_total") or 0.0
 
 
+class InFlight(NamedTuple):
+    first: asyncio.Task  # r1's record, its statement waiting for anna's wallet
+    queued: list[asyncio.Task]  # the others' records, waiting for the flight
+    release: Callable[[], Awaitable[None]]  # anna's wallet unlocked: r1's statement goes on
+
+
+@contextlib.asynccontextmanager
+async def r1_in_flight(pool: Any, commits: CommitGroup, behind: tuple[str, ...] = ("r2", "r3")
+                       ) -> AsyncIterator[InFlight]:
+    """r1's batch in flight, its statement waiting for anna's wallet (locked here until
+    ``release``), and the batches of ``behind`` queued after it, each on its own connection."""
+    async with contextlib.AsyncExitStack() as stack:
+        holder = await stack.enter_async_context(pool.acquire())
+        conns = [await stack.enter_async_context(pool.acquire()) for _ in range(1 + len(behind))]
+        tr = holder.transaction()
+        await tr.start()
+        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
+        first = asyncio.create_task(commits.record(conns[0], bet("r1")))
+        await until_waiting(holder, conns[0].get_server_pid())
+        queued = [asyncio.create_task(commits.record(c, bet(t))) for c, t in zip(conns[1:], behind, strict=True)]
+        await until_queued(commits, len(behind))
+        try:
+            yield InFlight(first, queued, tr.rollback)
+        finally:
+            if holder.is_in_transaction():
+                await tr.rollback()
+
+
 async def test_one_statement_writes_each_tables_rows_as_its_own_would(pool, floor):
     """r1 gives its open refs and a kept snapshot; r2 leaves its refs and takes a snapshot not
     kept; r3 neither: each table's row gets its own values, none another's."""
@@ -132,18 +162,25 @@ async def test_two_batches_of_one_table_are_never_one_statement(pool, floor):
         assert await table_rows(conn, "r1") == UNWRITTEN
 
 
+async def spoiled_r2(conn: Any, what: str) -> store.Batch:
+    """r2's batch (unchecked), made to fail its statement: ``refused`` by the ledger (more than
+    bob has), its lease ``lost`` to another process, or its command ``replayed`` (answered
+    before)."""
+    if what == "lost":
+        await conn.execute("UPDATE table_owners SET owner = 'server-2' WHERE table_id = 'r2'")
+    if what == "replayed":
+        await conn.execute("INSERT INTO command_results (user_id, cid, table_id, result)"
+                           " VALUES ('bob', 'c1', 'r2', '{}')")
+    return bet("r2", 10001 if what == "refused" else 1000, unchecked=True)
+
+
 @pytest.mark.parametrize("what", ["refused", "lost", "replayed"])
 async def test_one_tables_failure_writes_nothing_of_the_statement(pool, floor, what):
     """The statement is all or nothing for every table in it: the ledger refuses r2's bet (it
     raises the refusal), r2's lease is another process's (False), or r2's unchecked command
     was answered before (Unchecked)."""
     async with pool.acquire() as conn:
-        if what == "lost":
-            await conn.execute("UPDATE table_owners SET owner = 'server-2' WHERE table_id = 'r2'")
-        if what == "replayed":
-            await conn.execute("INSERT INTO command_results (user_id, cid, table_id, result)"
-                               " VALUES ('bob', 'c1', 'r2', '{}')")
-        batches = [bet("r1"), bet("r2", 10001 if what == "refused" else 1000, unchecked=True), bet("r3")]
+        batches = [bet("r1"), await spoiled_r2(conn, what), bet("r3")]
         if what == "refused":
             with pytest.raises(GameError) as refused:
                 await store.record_batches(conn, ME, 10, batches)
@@ -178,17 +215,10 @@ async def test_batches_that_wait_for_the_flight_go_together_after_it(pool, floor
     r3's batches wait, then go together in the next statement."""
     commits = group(at_once=1)
     before, carried = statements()
-    async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
-        first = asyncio.create_task(commits.record(c1, bet("r1")))
-        await until_waiting(holder, c1.get_server_pid())
-        later = [asyncio.create_task(commits.record(c, bet(t))) for c, t in ((c2, "r2"), (c3, "r3"))]
-        await until_queued(commits, 2)
-        assert not any(t.done() for t in later)
-        await tr.rollback()
-        assert await asyncio.gather(first, *later) == [True, True, True]
+    async with r1_in_flight(pool, commits) as flight:
+        assert not any(t.done() for t in flight.queued)
+        await flight.release()
+        assert await asyncio.gather(flight.first, *flight.queued) == [True, True, True]
     assert statements() == (before + 2, carried + 3)
 
 
@@ -200,12 +230,7 @@ async def test_one_tables_failure_in_a_group_costs_the_others_nothing(pool, floo
     commits = group()
     splits = split()
     async with pool.acquire() as conn:
-        if what == "lost":
-            await conn.execute("UPDATE table_owners SET owner = 'server-2' WHERE table_id = 'r2'")
-        if what == "replayed":
-            await conn.execute("INSERT INTO command_results (user_id, cid, table_id, result)"
-                               " VALUES ('bob', 'c1', 'r2', '{}')")
-    r2 = bet("r2", 10001 if what == "refused" else 1000, unchecked=True)
+        r2 = await spoiled_r2(conn, what)
     async with pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
         answers = await asyncio.gather(commits.record(c1, bet("r1")), commits.record(c2, r2),
                                        commits.record(c3, bet("r3")), return_exceptions=True)
@@ -251,21 +276,15 @@ async def test_a_table_that_stops_waiting_hands_its_turn_on(pool, floor):
     """r2 waits for the flight and is cancelled (its table stopping): r3, behind it, still
     goes when the flight lands; r2's batch is not written."""
     commits = group(at_once=1)
-    async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
-        first = asyncio.create_task(commits.record(c1, bet("r1")))
-        await until_waiting(holder, c1.get_server_pid())
-        second = asyncio.create_task(commits.record(c2, bet("r2")))
-        third = asyncio.create_task(commits.record(c3, bet("r3")))
-        await until_queued(commits, 2)
+    async with r1_in_flight(pool, commits) as flight:
+        second, third = flight.queued
         second.cancel()
-        await tr.rollback()
-        assert await asyncio.gather(first, third) == [True, True]
+        await flight.release()
+        assert await asyncio.gather(flight.first, third) == [True, True]
         with pytest.raises(asyncio.CancelledError):
             await second
-        assert await table_rows(c2, "r2") == UNWRITTEN
+    async with pool.acquire() as conn:
+        assert await table_rows(conn, "r2") == UNWRITTEN
     assert commits.waiting == 0
 
 
@@ -276,16 +295,9 @@ async def test_a_table_cancelled_as_the_flight_lands_is_not_sent_and_blocks_noth
     still in the queue, is left out of r2's statement. The other commits, the cancelled one's
     batch is not written, and no flight is lost."""
     commits = group(at_once=1)
-    async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2, pool.acquire() as c3:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
-        first = asyncio.create_task(commits.record(c1, bet("r1")))
-        await until_waiting(holder, c1.get_server_pid())
-        second = asyncio.create_task(commits.record(c2, bet("r2")))
-        third = asyncio.create_task(commits.record(c3, bet("r3")))
-        await until_queued(commits, 2)
-        victim, survivor, survivor_conn = (second, "r3", c3) if cancelled == "given the turn" else (third, "r2", c2)
+    async with r1_in_flight(pool, commits) as flight:
+        second, third = flight.queued
+        victim, survivor, lost = (second, third, "r2") if cancelled == "given the turn" else (third, second, "r3")
         real = commits._hand_on
 
         def hand_on_then_cancel() -> None:
@@ -294,14 +306,14 @@ async def test_a_table_cancelled_as_the_flight_lands_is_not_sent_and_blocks_noth
                 victim.cancel()
 
         commits._hand_on = hand_on_then_cancel  # type: ignore[method-assign]
-        await tr.rollback()
-        assert await first
-        assert await (third if victim is second else second)
+        await flight.release()
+        assert await flight.first
+        assert await survivor
         with pytest.raises(asyncio.CancelledError):
             await victim
-        lost = "r2" if victim is second else "r3"
-        assert await table_rows(survivor_conn, lost) == UNWRITTEN
-        assert (await table_rows(survivor_conn, survivor))[0] == 1
+    async with pool.acquire() as conn:
+        assert await table_rows(conn, lost) == UNWRITTEN
+        assert (await table_rows(conn, "r3" if lost == "r2" else "r2"))[0] == 1
     assert (commits.waiting, commits._flights) == (0, 0)
 
 
@@ -338,18 +350,14 @@ async def test_a_leading_table_cancelled_lets_its_statement_finish_for_the_other
 
 async def test_a_statement_waiting_for_a_lock_stops_holding_the_flight(pool, floor):
     """r1's statement waits for anna's wallet, locked elsewhere for longer than the group's
-    patience: r2's batch, behind it, goes in a statement of its own meanwhile."""
-    commits = CommitGroup(Settings(jwt_secret="x" * 40, owner_id=ME, lease_seconds=10), 1, patience=0.05)
-    async with pool.acquire() as holder, pool.acquire() as c1, pool.acquire() as c2:
-        tr = holder.transaction()
-        await tr.start()
-        await holder.execute("SELECT 1 FROM ledger_accounts WHERE id = $1 FOR UPDATE", wallet("r1"))
-        first = asyncio.create_task(commits.record(c1, bet("r1")))
-        await until_waiting(holder, c1.get_server_pid())
-        assert await asyncio.wait_for(commits.record(c2, bet("r2")), 10)  # while r1's still waits
-        assert not first.done()
-        await tr.rollback()
-        assert await first
+    patience (half a second here): r2's batch, queued behind it, goes in a statement of its
+    own meanwhile."""
+    commits = CommitGroup(Settings(jwt_secret="x" * 40, owner_id=ME, lease_seconds=10), 1, patience=0.5)
+    async with r1_in_flight(pool, commits, behind=("r2",)) as flight:
+        assert await asyncio.wait_for(flight.queued[0], 10)  # while r1's still waits
+        assert not flight.first.done()
+        await flight.release()
+        assert await flight.first
     assert (commits.waiting, commits._flights) == (0, 0)
 
 
