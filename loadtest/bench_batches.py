@@ -26,6 +26,7 @@ import asyncpg
 from games.db import create_pool, database_url, migrate
 from games.ledger import Hold, Ledger, accounts
 from loadtest import databases
+from loadtest.bench_measure import cpu_seconds
 from server import store
 
 BENCH_DB = f"casino_bench_batches_{os.getpid()}"  # (two runs on one server do not meet)
@@ -39,13 +40,6 @@ class Shape(NamedTuple):
     batches: int
     backend_ms: float  # PostgreSQL's CPU, all the batches
     client_ms: float  # this process's
-
-
-def backend_cpu_ms(pid: int) -> float:
-    """User and system CPU a local process has spent (its /proc stat), in ms."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
 async def fresh_floor(url: str, tables: int) -> asyncpg.Pool:
@@ -100,7 +94,7 @@ class Table:
 
 async def measure(conn: asyncpg.Connection, tables: list[Table], mode: str, bets: int, batches: int) -> Shape:
     pid = conn.get_server_pid()
-    backend0, client0 = backend_cpu_ms(pid), time.process_time()
+    backend0, client0 = cpu_seconds(pid), time.process_time()
     done = 0
     while done < batches:
         if mode == "alone":
@@ -110,7 +104,7 @@ async def measure(conn: asyncpg.Connection, tables: list[Table], mode: str, bets
         else:
             assert await store.record_batches(conn, OWNER, 3600, [t.batch(bets) for t in tables])
             done += len(tables)
-    return Shape(mode, bets, done, backend_cpu_ms(pid) - backend0, (time.process_time() - client0) * 1000)
+    return Shape(mode, bets, done, (cpu_seconds(pid) - backend0) * 1000, (time.process_time() - client0) * 1000)
 
 
 async def bench(args: argparse.Namespace, url: str | None = None) -> list[Shape]:

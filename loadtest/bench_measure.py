@@ -28,10 +28,22 @@ def raise_fd_limit(want: int = 0) -> int:
     return hard
 
 
+def _stat(raw: str) -> tuple[str, int, float]:
+    """A process's ``/proc/<pid>/stat``: its command name, its parent and the CPU seconds it
+    has used (user and system)."""
+    comm = raw[raw.index("(") + 1:raw.rindex(")")]
+    fields = raw[raw.rindex(")") + 2:].split()
+    return comm, int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds a process of this machine has used so far."""
+    return _stat(Path(f"/proc/{pid}/stat").read_text())[2]
+
+
 def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str, float]]:
     """CPU seconds used so far by each process, with its group: the server (its workers too),
     PostgreSQL, Redis, the drivers or everything else."""
-    tick = os.sysconf("SC_CLK_TCK")
     out: dict[int, tuple[str, float]] = {}
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -40,11 +52,8 @@ def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str,
             raw = (d / "stat").read_text()
         except OSError:
             continue
-        comm = raw[raw.index("(") + 1:raw.rindex(")")]
-        fields = raw[raw.rindex(")") + 2:].split()
-        used = (int(fields[11]) + int(fields[12])) / tick
+        comm, ppid, used = _stat(raw)  # (``casino serve --workers N``: the workers are the supervisor's children)
         pid = int(d.name)
-        ppid = int(fields[1])  # (``casino serve --workers N``: the workers are the supervisor's children)
         group = ("server" if server_pid in (pid, ppid) else "driver" if pid in driver_pids or pid == os.getpid()
                  else "postgres" if comm.startswith("postgres") else "redis" if comm.startswith("redis")
                  else "other")

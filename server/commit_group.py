@@ -92,11 +92,12 @@ class CommitGroup:
         self._flights = 0
 
     async def record(self, conn: asyncpg.Connection, batch: store.Batch) -> bool:
-        """Commit ``batch`` (not inside a transaction of ``conn``'s), maybe with other
-        tables': as ``store.record_batch`` does, with its answers; and OutcomeUnknown when
-        the statement's outcome is not known."""
-        if not self.at_once:  # no limit: each batch its own statement, at once
-            return await store.record_batches(conn, self.settings.owner_id, self.settings.lease_seconds, [batch])
+        """Commit ``batch``, maybe with other tables': as ``store.record_batch`` does, with its
+        answers; and OutcomeUnknown when the statement's outcome is not known. Inside a
+        transaction of ``conn``'s (a companion's, accounts to open) it is a part of that,
+        alone."""
+        if not self.at_once or conn.is_in_transaction():  # no limit, or a part of the caller's
+            return await self._alone(conn, batch)
         loop = asyncio.get_running_loop()
         me = _Waiting(batch, loop.create_future())
         self._waiting.append(me)
@@ -117,8 +118,11 @@ class CommitGroup:
             self._left(me)
             raise
         if outcome is _ALONE:  # the group's statement failed, and wrote nothing: alone now
-            return await store.record_batches(conn, self.settings.owner_id, self.settings.lease_seconds, [batch])
+            return await self._alone(conn, batch)
         return bool(outcome)
+
+    async def _alone(self, conn: asyncpg.Connection, batch: store.Batch) -> bool:
+        return await store.record_batches(conn, self.settings.owner_id, self.settings.lease_seconds, [batch])
 
     async def _lead(self, conn: asyncpg.Connection, me: _Waiting) -> None:
         """The waiting batches, up to ``most`` (``me``'s first among them), in one statement on
@@ -161,14 +165,20 @@ class CommitGroup:
             elif len(group) == 1:
                 _tell(group[0], error=exc)  # nothing was written: the table's own answer
             else:
-                metrics.SPLIT.inc()
-                for w in group:
-                    _tell(w, _ALONE)
+                self._split(group)
             return
-        if not owned and len(group) > 1:
-            metrics.SPLIT.inc()
+        if owned or len(group) == 1:
+            for w in group:
+                _tell(w, owned)
+        else:  # a table's lease lost: which one, each learns alone
+            self._split(group)
+
+    @staticmethod
+    def _split(group: list[_Waiting]) -> None:
+        """A group's statement wrote nothing: each of its tables commits its batch alone."""
+        metrics.SPLIT.inc()
         for w in group:
-            _tell(w, owned if len(group) == 1 else _ALONE if not owned else True)
+            _tell(w, _ALONE)
 
     def _hand_on(self) -> None:
         """Free flights to the first waiting batches: each leads the next group."""

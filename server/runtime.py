@@ -651,11 +651,9 @@ class TableRuntime:
         )
 
         async def record() -> None:
-            if conn.is_in_transaction():  # a part of the caller's: its own statement
-                settings = self.ctx.settings
-                owned = await store.record_batches(conn, settings.owner_id, settings.lease_seconds, [batch])
-            else:  # maybe with other tables' batches, in one statement (server.commit_group)
-                owned = await self.ctx.commits.record(conn, batch)
+            # Maybe with other tables' batches in one statement (server.commit_group); inside
+            # the transaction below, a part of it.
+            owned = await self.ctx.commits.record(conn, batch)
             if not owned:  # fencing: another process owns the table; nothing was written
                 raise LostOwnership(tid)
 
