@@ -22,7 +22,7 @@ from blackjack.round import betting, decisions, offers, shoe_commands, sidebets,
 from blackjack.round.common import check_limits
 from blackjack.state import TableState
 from blackjack.view import TableView, table_view
-from games.commands import Actor
+from games.commands import Actor, checked_actor
 from games.errors import GameError
 from games.players import FLOOR_PREFIX
 from games.validation import validated
@@ -105,7 +105,7 @@ class BlackjackTable:
         if handler is None:
             raise GameError("malformed_command", "That is not a blackjack command.")
         command = validated(command)  # the struct's bounds, for commands built in Python too
-        actor = validated(actor)
+        actor = checked_actor(actor)
         if actor.role == "player" and actor.id.startswith(FLOOR_PREFIX):
             raise GameError(
                 "floor_id_reserved",

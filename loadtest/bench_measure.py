@@ -1,6 +1,6 @@
 """What the benchmarks measure besides latency: CPU seconds per group of processes (the
-server, PostgreSQL, the drivers, the rest) from /proc, the server's RSS, and py-spy
-profiles summarised into self and inclusive shares."""
+server, PostgreSQL, the drivers, the rest) from /proc, the server's RSS, py-spy profiles
+summarised into self and inclusive shares, and the server's own CPU profile (``CpuProfile``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import collections
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 
@@ -93,6 +95,47 @@ def start_py_spy(pid: int, seconds: float, out: Path, *, native: bool = False) -
     return subprocess.Popen([str(exe), "record", "--pid", str(pid), "--duration", str(int(seconds)), "--rate", "200",
                              "--format", "raw", "--output", str(out), *how, "--subprocesses"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+# ``bench_server profile --cpu``: the folder put on the server's PYTHONPATH (its
+# sitecustomize), the variable naming where it writes, and what stops the profile.
+CPU_PROFILE_SITE = Path(__file__).with_name("cpu_profile")
+CPU_PROFILE_ENV = "CASINO_CPU_PROFILE"
+
+
+class CpuProfile:
+    """cProfile on the CPU clock in the server ``pid`` (its sitecustomize: ``loadtest/cpu_profile``)
+    from ``start_in`` seconds from now for ``seconds``, by two timed signals; ``wait`` as a
+    Popen's, ``cancel`` for a phase that failed (no signal to a server already stopped)."""
+
+    def __init__(self, pid: int, seconds: float, start_in: float = 0.0) -> None:
+        if seconds <= 0:
+            raise ValueError("a CPU profile needs a positive duration")
+        self.timers = [threading.Timer(start_in, os.kill, (pid, signal.SIGUSR1)),
+                       threading.Timer(start_in + seconds, os.kill, (pid, signal.SIGUSR1))]
+        for t in self.timers:
+            t.start()
+
+    def wait(self, timeout: float | None = None) -> None:
+        for t in self.timers:
+            t.join(timeout)
+
+    def cancel(self) -> None:
+        for t in self.timers:
+            t.cancel()
+
+
+def summarize_cpu_profile(stats: Path, top: int = 40) -> str:
+    """The functions by CPU time of their own, and by CPU time with what they call."""
+    import io
+    import pstats
+
+    out = io.StringIO()
+    p = pstats.Stats(str(stats), stream=out)
+    out.write(f"{p.total_tt:.2f} s of CPU in the profiled functions (cProfile's own cost included)\n")
+    p.sort_stats("tottime").print_stats(top)
+    p.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
 
 
 def summarize_profile(raw: Path, top: int = 25) -> str:

@@ -36,7 +36,9 @@ crowd    one live wheel, ``--players`` sockets each a player subscribed to it; t
          settlement's time (the result's ack, and its events' arrival at the last socket);
          the ledger check.
 profile  py-spy samples the server during the peak bet load: where the CPU time goes
-         (``--native``: down to the C frames and syscalls below the Python ones).
+         (``--native``: down to the C frames and syscalls below the Python ones; ``--cpu``:
+         cProfile on the server's CPU clock instead, ``loadtest/cpu_profile``, which does
+         not count a write's wait for the core it gave away).
 scale    ``casino serve --workers N`` for each N of ``--workers`` in turn, alternating
          ``--rounds`` times, each on a fresh server: peak (one closed-loop round: echo and
          acked bets/s; then the half-load latency) and fanout (one event to ``--sockets``
@@ -67,7 +69,10 @@ from games.db.embedded import PROJECT_DIR
 from loadtest import history
 from loadtest.bench_client import Croupier, percentile, sleep_until
 from loadtest.bench_measure import (
+    CPU_PROFILE_ENV,
+    CPU_PROFILE_SITE,
     SERVER_HISTOGRAMS,
+    CpuProfile,
     cpu_by_group,
     cpu_share,
     histogram_summary,
@@ -75,6 +80,7 @@ from loadtest.bench_measure import (
     rss_kib,
     scrape_histograms,
     start_py_spy,
+    summarize_cpu_profile,
     summarize_profile,
 )
 from loadtest.bench_workers import Workers, merge, spread
@@ -128,8 +134,19 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         for _ in range(a.rounds):
             echo = await phase(echoes, "closed", a.seconds)
             await croupier.open_spins()
-            spy = start_py_spy(srv.pid, a.seconds, profile_out, native=a.native) if profile_out else None
-            bets = await phase(bettors, "closed", a.seconds)
+            spy: Any = None
+            if profile_out and getattr(a, "cpu", False):
+                # From a second into the phase (it starts half a second from now) to a second
+                # before its end: the closed loop running, not its sockets' first frames.
+                spy = CpuProfile(srv.pid, a.seconds - 2, start_in=1.5)
+            elif profile_out:
+                spy = start_py_spy(srv.pid, a.seconds, profile_out, native=a.native)
+            try:
+                bets = await phase(bettors, "closed", a.seconds)
+            except BaseException:
+                if isinstance(spy, CpuProfile):
+                    spy.cancel()
+                raise
             if spy:
                 await asyncio.to_thread(spy.wait, a.seconds + 60)
             bets["spread"] = spread(await bettors.run({"op": "spread"}, 60))
@@ -458,7 +475,11 @@ def main(argv: list[str] | None = None) -> int:
         s.add_argument("--history", type=int, default=0,
                        help="past bets written into the database first (loadtest.history): the floor after a while")
         if name == "profile":
-            s.add_argument("--native", action="store_true", help="the C frames too (pauses the server a sample)")
+            how = s.add_mutually_exclusive_group()
+            how.add_argument("--native", action="store_true", help="the C frames too (pauses the server a sample)")
+            how.add_argument("--cpu", action="store_true",
+                             help="cProfile on the server's CPU clock instead of py-spy's wall-clock samples "
+                                  "(one worker)")
         _warmup(s)
     s = sub.add_parser("fanout")
     s.add_argument("--sockets", type=int, nargs="+", default=[1000, 5000])
@@ -518,6 +539,13 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(json.dumps(result, indent=1, default=str))
         print(f"results: {path}")
         return 0
+    if getattr(a, "cpu", False):  # the server's own profiler, started and stopped by signal
+        if a.workers != 1:
+            p.error("--cpu profiles one worker")
+        if a.seconds <= 3:
+            p.error("--cpu profiles the phase's middle: --seconds over 3")
+        env[CPU_PROFILE_ENV] = str(OUT / f"profile-{stamp}-cpu")  # (pstats' binary, .<pid>)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(CPU_PROFILE_SITE), os.environ.get("PYTHONPATH")]))
     with LoadServer(env=env, log_path=OUT / f"{a.bench}-{stamp}-server.log", workers=getattr(a, "workers", 1)) as srv:
         if a.bench == "peak":
             result = asyncio.run(bench_peak(srv, a))
@@ -526,7 +554,8 @@ def main(argv: list[str] | None = None) -> int:
             a.rounds = 1
             result = asyncio.run(bench_peak(srv, a, profile_out=raw))
             time.sleep(1)
-            summary = summarize_profile(raw)
+            summary = (summarize_cpu_profile(Path(f"{env[CPU_PROFILE_ENV]}.{srv.pid}")) if a.cpu
+                       else summarize_profile(raw))
             (OUT / f"profile-{stamp}-summary.txt").write_text(summary)
             print(summary)
         elif a.bench == "fanout":

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from games.commands import Actor
+from games.commands import Actor, checked_actor
 from games.errors import GameError
 from games.wagers import ChipsUnclaimed, WagerSettled, WagerVoided
 
@@ -89,7 +89,7 @@ class RouletteTable:
         if refused is not None:
             raise refused
         command = C.checked(command)
-        actor = C.bounded(actor)
+        actor = checked_actor(actor, C.bounded)
         s = self.state
         tag, live = C.TAG[type(command)], s.settings.live
         refused = roles.refusal(tag, actor, live=live, phase=s.phase)

@@ -51,7 +51,9 @@ def _refuse() -> GameError:
 
 def check_json(raw: bytes) -> None:
     """Refuse a JSON document whose strings would decode to a forbidden character."""
-    if _BAD_ESCAPE.search(raw) or b"\x7f" in raw:
+    # (Most frames hold no backslash, hence no escape: the regex's scan, ≈ 6 µs for a bet's
+    # frame and more than decoding it, is skipped for them.)
+    if b"\x7f" in raw or (b"\\" in raw and _BAD_ESCAPE.search(raw)):
         raise _refuse()
 
 
