@@ -164,7 +164,10 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
 # The server's own histograms (GET /metrics), read around a phase: how much of the latency
 # the driver sees is the table's (queue wait, engine, commit), how long the commits took, how
 # many commands a batch held.
-SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands")
+# And how late the event loop ran its ticks: how long the process held it (a settlement's
+# statement built in one go).
+SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands",
+                     "casino_event_loop_lag_seconds")
 
 
 SUM = "sum"  # the key of a histogram's sum of observations beside its buckets' bounds
@@ -189,11 +192,12 @@ def scrape_histograms(text: str) -> dict[str, dict[float | str, float]]:
 
 def histogram_summary(before: dict[float | str, float], after: dict[float | str, float]) -> dict[str, float]:
     """The observations between two scrapes: their count, their mean, and the upper bounds of
-    the buckets holding the median and the 99th percentile (``inf``: beyond the last bound)."""
+    the buckets holding the median, the 99th percentile and the largest (``inf``: beyond the
+    last bound)."""
     bounds = sorted(b for b in after if b != SUM)
     counts = [after[b] - before.get(b, 0.0) for b in bounds]
     total = counts[-1] if counts else 0.0
     out = {"count": total, "mean": (after.get(SUM, 0.0) - before.get(SUM, 0.0)) / total if total else float("nan")}
-    for name, q in (("p50_le", 0.5), ("p99_le", 0.99)):
+    for name, q in (("p50_le", 0.5), ("p99_le", 0.99), ("max_le", 1.0)):
         out[name] = next((b for b, c in zip(bounds, counts, strict=True) if total and c >= q * total), float("nan"))
     return out

@@ -176,12 +176,12 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
               f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}",
               flush=True)
         if inside:
-            ack, commit, batch = (inside[k] for k in SERVER_HISTOGRAMS)
+            ack, commit, batch, lag = (inside[k] for k in SERVER_HISTOGRAMS)
             print(f"    the server's view: arrival at the table to ack mean {ack['mean'] * 1000:.1f} ms "
                   f"(p50 <= {ack['p50_le'] * 1000:g}, p99 <= {ack['p99_le'] * 1000:g}); commit mean "
                   f"{commit['mean'] * 1000:.1f} ms (p50 <= {commit['p50_le'] * 1000:g}, p99 <= "
                   f"{commit['p99_le'] * 1000:g}); {batch['mean']:.1f} commands a batch "
-                  f"({commit['count']:.0f} batches)", flush=True)
+                  f"({commit['count']:.0f} batches); {loop_lag(lag)}", flush=True)
     finally:
         bettors.stop()
         echoes.stop()
@@ -304,11 +304,13 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
 
         await croupier.play(table, {"type": "launch_ball"})
         await croupier.play(table, {"type": "no_more_bets"})
+        seen = await server_histograms(srv)
         cpu0 = cpu_by_group(srv.pid, drivers)
         frame, t0, t1 = await croupier.play(table, {"type": "result", "number": random.randrange(37),
                                                     "source": "croupier"})
         settled = await players.run({"op": "settled", "seq": frame.seq, "timeout": 120}, 180)
         cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
+        inside = server_view(seen, await server_histograms(srv))
         arrivals = [at - t0 for r in settled for at in r["at"]]
         out["settlement"] = {"ack_ms": (t1 - t0) * 1000, "sockets": len(arrivals),
                              "frame_bytes": max(r["size"] for r in settled),
@@ -318,14 +320,16 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
                              "closed": sum(r["closed"] for r in settled),
                              "first_socket_ms": min(arrivals, default=float("nan")) * 1000,
                              "p50_socket_ms": percentile(arrivals, 50) * 1000,
-                             "last_socket_ms": max(arrivals, default=float("nan")) * 1000, "cpu": cpu}
+                             "last_socket_ms": max(arrivals, default=float("nan")) * 1000, "cpu": cpu,
+                             "loop_lag": inside["casino_event_loop_lag_seconds"] if inside else None}
         st = out["settlement"]
         print(f"  settlement of {b['acked']} bets: result acked in {st['ack_ms']:.0f} ms; reached {st['sockets']} "
               f"sockets (missing {st['missing']}, closed {st['closed']}): first {st['first_socket_ms']:.0f} ms, "
               f"p50 {st['p50_socket_ms']:.0f} ms, last {st['last_socket_ms']:.0f} ms after the result was sent\n"
               f"    its events frame: {st['frame_bytes'] / 1e6:.2f} MB to each socket; server RSS "
               f"{st['server_rss_mib']:.0f} MiB (peak {st['server_peak_rss_mib']:.0f} MiB)\n"
-              f"    cores busy until the last socket had it: {cpu}", flush=True)
+              f"    cores busy until the last socket had it: {cpu}\n"
+              f"    {loop_lag(st['loop_lag'])}", flush=True)
     finally:
         players.stop()
         await croupier.sock.close()
@@ -445,6 +449,14 @@ async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, floa
     async with httpx.AsyncClient() as http:
         r = await http.get(srv.url + "/metrics")
     return scrape_histograms(r.text) if r.status_code == 200 else None
+
+
+def loop_lag(lag: dict[str, float] | None) -> str:
+    """The server's event loop lag between two scrapes, in words."""
+    if not lag:
+        return "event loop lag: not read"
+    return (f"event loop lag: {lag['count']:.0f} ticks, p99 <= {lag['p99_le'] * 1000:g} ms, "
+            f"the latest <= {lag['max_le'] * 1000:g} ms")
 
 
 def server_view(before: dict | None, after: dict | None) -> dict[str, dict[str, float]] | None:

@@ -95,9 +95,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             await seed(resources)
         live = metrics.watch(resources)  # GET /metrics: sockets, queues, tables owned, lease age
-        # The audit chain's sealer, and unclaimed wins going to the house once their time is up.
+        # The audit chain's sealer, unclaimed wins going to the house once their time is up,
+        # and the event loop's lag timed for /metrics.
         chores = [asyncio.create_task(audit_chain.keep_sealing(pool)),
-                  asyncio.create_task(unclaimed.keep_expiring(pool, resources.ledger))]
+                  asyncio.create_task(unclaimed.keep_expiring(pool, resources.ledger)),
+                  asyncio.create_task(metrics.keep_timing_the_loop())]
         try:
             yield
         finally:

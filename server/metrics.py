@@ -3,7 +3,8 @@
 
 Counters and histograms live in prometheus_client's default registry and are recorded
 where things happen: the table runtime (accepted and refused commands, ack latency, commit
-time, batch sizes), the websocket (refusals before a table, server-side closes). They are
+time, batch sizes), the websocket (refusals before a table, server-side closes), and a
+chore that times the event loop itself (``keep_timing_the_loop``). They are
 cheap on the hot path: labels are bounded (a game kind, a command type, a refusal or close
 code; never a user or a table), and each runtime holds its game's children, so recording
 is an increment or an observe, no label lookup. What is a state rather than an event
@@ -16,6 +17,7 @@ aggregation comes with ``casino serve --workers``).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -72,6 +74,26 @@ for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() ne
 
 _refusals: dict[str, Any] = {}
 _closes: dict[int, Any] = {}
+
+
+# How late the event loop runs a task due every LOOP_TICK seconds: how long the process kept
+# the loop from everything else (a big settlement's statement built in one go, a garbage
+# collection, a core shared with other processes). Every table, socket and lease of the
+# process waits that long.
+LOOP_TICK = 0.1
+LOOP_LAG = Histogram("casino_event_loop_lag_seconds", "How late the event loop ran a task due every "
+                     f"{LOOP_TICK:g} s: the time the process did other work without letting any table, "
+                     "socket or lease renewal in", buckets=(
+                         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0))
+
+
+async def keep_timing_the_loop(tick: float = LOOP_TICK) -> None:
+    """``casino_event_loop_lag_seconds``, for the life of the process (the lifespan's chore)."""
+    loop = asyncio.get_running_loop()
+    while True:
+        due = loop.time() + tick
+        await asyncio.sleep(tick)
+        LOOP_LAG.observe(max(0.0, loop.time() - due))
 
 
 def refused(code: str) -> None:

@@ -32,13 +32,18 @@ def test_only_the_observations_between_the_scrapes_count() -> None:
     after = scrape_histograms(_scrape([60, 140, 199, 200], [0, 0, 0, 0]))["casino_commit_seconds"]
     # (each scrape's sum: 10 ms an observation, so 1.0 s more over the 100)
     assert histogram_summary(before, after) == {"count": 100, "mean": pytest.approx(0.01), "p50_le": 0.01,
-                                                "p99_le": 0.05}
+                                                "p99_le": 0.05, "max_le": math.inf}
     assert histogram_summary({}, after)["count"] == 200
     nothing = histogram_summary(after, after)
-    assert nothing["count"] == 0 and all(math.isnan(nothing[k]) for k in ("mean", "p50_le", "p99_le"))
+    assert nothing["count"] == 0 and all(math.isnan(nothing[k]) for k in ("mean", "p50_le", "p99_le", "max_le"))
 
 
 def test_a_tail_beyond_the_last_bound_is_infinite() -> None:
     after = scrape_histograms(_scrape([0, 0, 90, 100], [0, 0, 0, 0]))["casino_commit_seconds"]
     assert histogram_summary({}, after) == {"count": 100, "mean": pytest.approx(0.01), "p50_le": 0.05,
-                                            "p99_le": math.inf}
+                                            "p99_le": math.inf, "max_le": math.inf}
+
+
+def test_the_largest_observation_s_bucket() -> None:
+    after = scrape_histograms(_scrape([0, 70, 100, 100], [0, 0, 0, 0]))["casino_commit_seconds"]
+    assert histogram_summary({}, after)["max_le"] == 0.05

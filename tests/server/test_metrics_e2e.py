@@ -151,6 +151,11 @@ async def test_server_side_closes_are_counted_by_code(server):
     assert after.get("casino_ws_closes_total", code="4008") == before.get("casino_ws_closes_total", code="4008")
 
 
+async def test_the_event_loop_is_timed(server):
+    # (a chore every 0.1 s: its lateness is the loop's lag; tests/server/test_loop_lag.py)
+    await until(server, lambda s: s.get("casino_event_loop_lag_seconds_count") >= 2)
+
+
 async def test_health_and_metrics_need_no_user_token(server):
     async with httpx.AsyncClient() as http:
         for path in ("/health/live", "/health/ready", "/metrics"):
