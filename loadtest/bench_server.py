@@ -456,7 +456,7 @@ def loop_lag(lag: dict[str, float] | None) -> str:
     if not lag:
         return "event loop lag: not read"
     return (f"event loop lag: {lag['count']:.0f} ticks, p99 <= {lag['p99_le'] * 1000:g} ms, "
-            f"the latest <= {lag['max_le'] * 1000:g} ms")
+            f"the largest <= {lag['max_le'] * 1000:g} ms")
 
 
 def server_view(before: dict | None, after: dict | None) -> dict[str, dict[str, float]] | None:
