@@ -97,7 +97,10 @@ async def test_rng_shoe_commitment_is_revealed_when_the_shoe_ends(rng_floor):
         for c in (croupier, xena):
             await c.connect()
             await c.subscribe(t)
-        assert xena.snapshots[t]["view"]["phase"] == "betting"  # the first shoe is in play
+        if xena.snapshots[t]["view"]["phase"] != "betting":
+            # The table's start shuffles and cuts by itself, a batch each and no wait between:
+            # a subscription may land between them (seen once on a busy CI machine).
+            await xena.next_event(t, "shoe_cut")
         assert "order" not in xena.snapshots[t]["view"] and "shoe" not in xena.snapshots[t]["view"]
         commitments = []
         for _ in range(2):
