@@ -33,8 +33,9 @@ crowd    one live wheel, ``--players`` sockets each a player subscribed to it; t
          evenly over a ``--window`` betting window (open loop: sent at their times whatever
          the answers do), then the croupier launches, closes and enters the number. Bets
          sent, acked, refused by code; ack latency; cores busy over the window; the
-         settlement's time (the result's ack, and its events' arrival at the last socket);
-         the ledger check.
+         settlement's time (the result's ack, and its events' arrival at the last socket),
+         the event loop's lag and ``GET /health/live``'s round trips meanwhile (what anyone
+         else the process serves waited); the ledger check.
 profile  py-spy samples the server during the peak bet load: where the CPU time goes
          (``--native``: down to the C frames and syscalls below the Python ones; ``--cpu``:
          cProfile on the server's CPU clock instead, ``loadtest/cpu_profile``, which does
@@ -306,9 +307,14 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
         await croupier.play(table, {"type": "no_more_bets"})
         seen = await server_histograms(srv)
         cpu0 = cpu_by_group(srv.pid, drivers)
-        frame, t0, t1 = await croupier.play(table, {"type": "result", "number": random.randrange(37),
-                                                    "source": "croupier"})
-        settled = await players.run({"op": "settled", "seq": frame.seq, "timeout": 120}, 180)
+        checks: list[float] = []
+        probe = asyncio.ensure_future(keep_checking_live(srv.url, checks))
+        try:
+            frame, t0, t1 = await croupier.play(table, {"type": "result", "number": random.randrange(37),
+                                                        "source": "croupier"})
+            settled = await players.run({"op": "settled", "seq": frame.seq, "timeout": 120}, 180)
+        finally:
+            probe.cancel()
         cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
         inside = server_view(seen, await server_histograms(srv))
         arrivals = [at - t0 for r in settled for at in r["at"]]
@@ -321,7 +327,9 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
                              "first_socket_ms": min(arrivals, default=float("nan")) * 1000,
                              "p50_socket_ms": percentile(arrivals, 50) * 1000,
                              "last_socket_ms": max(arrivals, default=float("nan")) * 1000, "cpu": cpu,
-                             "loop_lag": inside["casino_event_loop_lag_seconds"] if inside else None}
+                             "loop_lag": inside["casino_event_loop_lag_seconds"] if inside else None,
+                             "health_checks": len(checks), "health_p50_ms": percentile(checks, 50) * 1000,
+                             "health_max_ms": max(checks, default=float("nan")) * 1000}
         st = out["settlement"]
         print(f"  settlement of {b['acked']} bets: result acked in {st['ack_ms']:.0f} ms; reached {st['sockets']} "
               f"sockets (missing {st['missing']}, closed {st['closed']}): first {st['first_socket_ms']:.0f} ms, "
@@ -329,7 +337,8 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
               f"    its events frame: {st['frame_bytes'] / 1e6:.2f} MB to each socket; server RSS "
               f"{st['server_rss_mib']:.0f} MiB (peak {st['server_peak_rss_mib']:.0f} MiB)\n"
               f"    cores busy until the last socket had it: {cpu}\n"
-              f"    {loop_lag(st['loop_lag'])}", flush=True)
+              f"    {loop_lag(st['loop_lag'])}; GET /health/live meanwhile: {st['health_checks']} checks, "
+              f"p50 {st['health_p50_ms']:.1f} ms, max {st['health_max_ms']:.0f} ms", flush=True)
     finally:
         players.stop()
         await croupier.sock.close()
@@ -449,6 +458,18 @@ async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, floa
     async with httpx.AsyncClient() as http:
         r = await http.get(srv.url + "/metrics")
     return scrape_histograms(r.text) if r.status_code == 200 else None
+
+
+async def keep_checking_live(url: str, out: list[float], every: float = 0.05) -> None:
+    """Round trips of ``GET /health/live``, one every ``every`` s, into ``out`` until
+    cancelled: how long the server kept a request waiting while it did something else (what
+    another table's player, or a load balancer's check, would wait)."""
+    async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+        while True:
+            t = time.monotonic()
+            (await http.get("/health/live")).raise_for_status()
+            out.append(time.monotonic() - t)
+            await asyncio.sleep(every)
 
 
 def loop_lag(lag: dict[str, float] | None) -> str:

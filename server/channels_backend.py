@@ -30,6 +30,10 @@ mark (``ORIGIN`` and 8 random bytes) and a process skips its own. A table's own 
 (all of them, with sockets placed at their tables' owners) no longer wait for Redis's
 round trip under load, nor for Redis at all when it is down; and no process reads its own
 frames back off the broker.
+
+Both paths, a frame published here and one read off the broker, hand it to the channel's
+subscribers a slice of the loop's time at a time (``server.fanout``), in order per channel:
+a big frame to thousands of sockets no longer holds the whole process while it goes out.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from litestar.channels.backends.redis import RedisChannelsPubSubBackend
 from litestar.channels.plugin import ChannelsException
 
 from server import metrics
+from server.fanout import Fanout
 
 log = logging.getLogger("casino.channels")
 
@@ -58,6 +63,10 @@ PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a
 # would pass Redis's output limit for a slow subscriber's connection, which Redis then drops)
 PUBLISH_PATIENCE = 15.0  # seconds a frame is tried (backing off) from when it was published
 CLOSING_PATIENCE = 2.0  # and at most this long once the channels stop (the process's exit waits)
+# Bytes of frames (each counted once, not per subscriber) waiting to be handed out past which
+# the broker is read no faster than they go: Redis then holds what follows, up to its own
+# limit for a subscriber's connection (32 MB by default, past which it drops it: a RESYNC).
+FANOUT_HOLD_BYTES = 16 << 20
 
 
 class FeedSubscriber(Subscriber):
@@ -106,6 +115,7 @@ class Channels(ChannelsPlugin):
         self._many: Callable[[list[tuple[bytes, list[str]]]], Awaitable[None]] | None = getattr(
             self._backend, "publish_many", None)
         self._cleanups: set[asyncio.Task[None]] = set()
+        self.fanout = Fanout()
         attach = getattr(self._backend, "attach", None)
         if attach is not None:
             attach(lambda channel: bool(self._channels.get(channel)))
@@ -173,11 +183,20 @@ class Channels(ChannelsPlugin):
 
     def _deliver(self, frame: bytes, names: list[str]) -> None:
         for name in dict.fromkeys(names):
-            for subscriber in list(self._channels.get(name, ())):
-                try:
-                    subscriber.put_nowait(frame)
-                except Exception:  # (one subscriber's failure never keeps a frame from the rest)
-                    log.exception("a frame for %s could not be handed to a subscriber", name)
+            subscribers = self._channels.get(name)
+            if subscribers:
+                self.fanout.hand(name, frame, subscribers)
+
+    async def _sub_worker(self) -> None:
+        # Litestar's hands a frame from the broker to every subscriber in one go; here it is
+        # paced like the frames published here, and the broker read no faster than they go.
+        fanout = self.fanout
+        async for channel, payload in self._backend.stream_events():
+            subscribers = self._channels.get(channel)
+            if subscribers:
+                fanout.hand(channel, payload, subscribers)
+            if fanout.bytes > FANOUT_HOLD_BYTES:
+                await fanout.until_empty()
 
     @property
     def publish_queue(self) -> int:
@@ -263,6 +282,9 @@ class Channels(ChannelsPlugin):
         self._closing_at = time.monotonic()
         cut = asyncio.get_running_loop().call_later(CLOSING_PATIENCE, self._cut_short)
         try:
+            # The tables' last frames to this process's sockets first (paced: they may wait).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.fanout.until_empty(), CLOSING_PATIENCE)
             await super()._on_shutdown()
         finally:
             cut.cancel()

@@ -77,10 +77,11 @@ _closes: dict[int, Any] = {}
 
 
 # How late the event loop runs a task due every LOOP_TICK seconds: how long the process kept
-# the loop from everything else in one go (a big frame written to every socket, a garbage
-# collection, a core shared with other processes). Every table, socket and lease of the
-# process waits that long. The buckets go past the lease (15 s): a hold that can cost the
-# process its tables is told apart from a merely long one.
+# the loop from everything else in one go (a full garbage collection, a core shared with
+# other processes; a big frame to every socket did, before it was paced: server.fanout).
+# Every table, socket and lease of the process waits that long. The buckets go past the
+# lease (15 s): a hold that can cost the process its tables is told apart from a merely
+# long one.
 LOOP_TICK = 0.1
 LOOP_LAG = Histogram("casino_event_loop_lag_seconds", "How late the event loop ran a task due every "
                      f"{LOOP_TICK:g} s: the time the process did other work without letting any table, "
@@ -182,11 +183,15 @@ class LiveCollector(Collector):
             g("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)"),
             g("casino_broker_publish_queue_frames", "Table frames not yet published to the other processes "
               "through the broker: waiting, and the burst on its way (0 in a single process)"),
+            g("casino_fanout_waiting_frames", "Frames handed to some of their channel's subscribers here and "
+              "waiting for a later turn of the event loop to reach the rest (a big frame to many sockets is "
+              "paced: server.fanout); 0 almost always"),
+            g("casino_fanout_waiting_bytes", "Their bytes, each frame counted once"),
         ]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
-         pool_idle, publish_q) = self._families()
+         pool_idle, publish_q, fanout_frames, fanout_bytes) = self._families()
         r = self.resources
         depths = [s.out.qsize() for s in list(r.sockets)]
         sockets.add_metric([], len(depths))
@@ -213,8 +218,11 @@ class LiveCollector(Collector):
         pool_size.add_metric([], r.pool.get_size())
         pool_idle.add_metric([], r.pool.get_idle_size())
         publish_q.add_metric([], getattr(r.channels, "publish_queue", 0))
+        fanout = getattr(r.channels, "fanout", None)
+        fanout_frames.add_metric([], fanout.frames if fanout is not None else 0)
+        fanout_bytes.add_metric([], fanout.bytes if fanout is not None else 0)
         yield from (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
-                    pool_idle, publish_q)
+                    pool_idle, publish_q, fanout_frames, fanout_bytes)
 
 
 def watch(resources: Resources) -> LiveCollector:

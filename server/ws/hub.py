@@ -9,7 +9,12 @@ bets reaches its bettors' sockets alone; the table's own events (the spin openin
 result) reach every socket. A socket's feed then sees holes in the seqs by design, so the
 hub, which sees every frame, is the one to notice frames lost on the way (a broker that
 dropped them): it hands every socket ``RESYNC``, and each reads what it missed from
-PostgreSQL through the same filter."""
+PostgreSQL through the same filter.
+
+What the hub hands on is paced like any channel's frames (``server.fanout``, the plugin's
+own where it has one): the result of a spin goes to every socket, and at a crowd of
+thousands that is one long hand-out. A hub's frames keep their order on a line of their
+own in the fan-out."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.channels_backend import RESYNC
+from server.fanout import Fanout
 from server.runtime import channel_of
 from server.ws.peek import batch_seqs
 from server.ws.shares import split
@@ -60,6 +66,9 @@ class Member:
         else:
             self.feed(frame)
 
+    def put_nowait(self, frame: bytes) -> None:  # (what the fan-out calls)
+        self.put(frame)
+
 
 class Hub:
     def __init__(self, channels: Any, table: str) -> None:
@@ -71,6 +80,8 @@ class Hub:
         self.subscriber: Any = None
         self.task: asyncio.Task | None = None
         self.started = asyncio.Event()
+        self.fanout: Fanout = getattr(channels, "fanout", None) or Fanout()
+        self.line = f"hub {table}"  # (not a channel's name: the plugin hands the channel's frames to the hub)
 
     async def start(self) -> None:
         try:
@@ -121,17 +132,18 @@ class Hub:
                 self._all(frame)
                 continue
             for player in cut.own:
-                for member in self.by_player.get(player, ()):
-                    member.put(frame)
+                mine = self.by_player.get(player)
+                if mine:
+                    self.fanout.hand(self.line, frame, mine)
 
     def _first(self, start: int) -> None:
         """The hub's first frame starts at ``start``: a socket whose snapshot is older (see
         ``Member.anchor``) reads what lies between from PostgreSQL (a bare RESYNC: from its
         own last seq) before that frame."""
         self.first = start
-        for member in self.members:
-            if member.base is not None and member.base < start - 1:
-                member.put(RESYNC)
+        behind = [m for m in self.members if m.base is not None and m.base < start - 1]
+        if behind:
+            self.fanout.hand(self.line, RESYNC, behind)
 
     def _resync(self) -> bytes:
         """RESYNC, with the seq up to which every frame has already gone to each member (in
@@ -140,8 +152,7 @@ class Hub:
         return RESYNC + b":%d" % self.seq
 
     def _all(self, frame: bytes) -> None:
-        for member in self.members:
-            member.put(frame)
+        self.fanout.hand(self.line, frame, self.members)
 
 
 async def join(hubs: dict[str, Hub], channels: Any, table: str, player: str) -> Member:

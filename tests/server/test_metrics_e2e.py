@@ -122,6 +122,8 @@ async def test_bets_refusals_and_sockets_are_counted(floor, server):
         assert after.get("casino_table_queue_commands") == 0  # every command was answered
         assert after.get("casino_lease_seconds") == 15
         assert after.get("casino_broker_publish_queue_frames") == 0  # (published as they came)
+        assert after.get("casino_fanout_waiting_frames") == 0  # (three sockets: no hand-out is ever cut)
+        assert after.get("casino_fanout_waiting_bytes") == 0
         assert 0 <= after.get("casino_lease_age_seconds") < 15
         assert after.families["casino_ws_sockets_open"].type == "gauge"
         assert after.families["casino_commands_accepted"].type == "counter"

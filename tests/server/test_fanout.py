@@ -1,0 +1,260 @@
+"""The paced fan-out (``server.fanout``): a frame goes to its channel's subscribers until a
+slice of the loop's time is spent, the rest at later turns, so the loop lets everything else
+in between; each channel's frames still reach each subscriber once, in publication order.
+
+The clock is the test's own: ``Ticks`` says when a slice is spent, so which subscriber is
+served at which turn is exact, not a matter of this machine's speed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from litestar.channels.backends.memory import MemoryChannelsBackend
+
+from server.channels_backend import Channels, FeedSubscriber
+from server.fanout import Fanout
+
+
+class Ticks:
+    """A clock that moves on by one at each read: with a slice of ``n``, a hand-out serves
+    ``n`` subscribers (one read each after the first) before it is cut short."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1
+        return self.now
+
+
+class Sub:
+    def __init__(self, name: str, log: list, fail: bool = False) -> None:
+        self.name, self.log, self.fail = name, log, fail
+
+    def put_nowait(self, frame: bytes) -> bool:
+        if self.fail:
+            raise RuntimeError("this subscriber is broken")
+        self.log.append((self.name, frame))
+        return True
+
+
+def _fanout(per_turn: int) -> Fanout:
+    # deadline = read + slice; the subscribers' reads come one per subscriber after the first:
+    # a slice of per_turn - 0.5 lets per_turn of them through.
+    return Fanout(slice_seconds=per_turn - 0.5, clock=Ticks())
+
+
+async def _turns(n: int = 1) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+
+def _subs(names: Iterable[str], log: list) -> list[Sub]:
+    return [Sub(n, log) for n in names]
+
+
+async def test_a_frame_within_the_slice_reaches_every_subscriber_at_once():
+    log: list = []
+    fanout = _fanout(per_turn=10)
+    fanout.hand("t", b"f", _subs("abc", log))
+    assert log == [("a", b"f"), ("b", b"f"), ("c", b"f")]
+    assert not fanout.busy and fanout.frames == 0
+
+
+async def test_a_long_hand_out_lets_the_loop_in_between_slices():
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    fanout.hand("t", b"f", _subs("abcde", log))
+    asyncio.get_running_loop().call_soon(log.append, "another callback")
+    assert log == [("a", b"f"), ("b", b"f")]
+    assert fanout.frames == 1 and fanout.bytes == 1
+    await _turns(3)
+    # The rest's first slice was due before the other callback; the last one after it.
+    assert log == [("a", b"f"), ("b", b"f"), ("c", b"f"), ("d", b"f"), "another callback", ("e", b"f")]
+    assert not fanout.busy and fanout.frames == 0 and fanout.bytes == 0
+
+
+async def test_a_channels_later_frames_wait_behind_its_frame_cut_short():
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    subs = _subs("abc", log)
+    fanout.hand("t", b"1", subs)
+    fanout.hand("t", b"2", subs)  # would fit a slice: waits, in order
+    assert log == [("a", b"1"), ("b", b"1")]
+    await _turns(4)
+    for name in "abc":
+        assert [f for n, f in log if n == name] == [b"1", b"2"]
+
+
+async def test_channels_take_turns_so_a_big_frame_does_not_hold_back_another_tables():
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    fanout.hand("big", b"B", _subs(["b1", "b2", "b3", "b4", "b5", "b6"], log))
+    fanout.hand("small", b"s", _subs(["s1"], log))  # another table, while the big one waits
+    assert log == [("b1", b"B"), ("b2", b"B")]
+    await _turns(1)  # b3, b4, and the big frame, cut again, goes behind the small one
+    await _turns(1)
+    assert log == [("b1", b"B"), ("b2", b"B"), ("b3", b"B"), ("b4", b"B"), ("s1", b"s"), ("b5", b"B"), ("b6", b"B")]
+    assert not fanout.busy
+
+
+async def test_a_channel_cut_short_goes_last_at_the_next_turn():
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    fanout.hand("a", b"A", _subs(["a1", "a2", "a3", "a4", "a5"], log))  # cut after a2
+    fanout.hand("b", b"B", _subs(["b1", "b2", "b3"], log))  # waits behind
+    await _turns(1)  # a3, a4: a cut again, goes behind b
+    assert log[2:] == [("a3", b"A"), ("a4", b"A")]
+    await _turns(1)  # b first now
+    assert log[4:] == [("b1", b"B"), ("b2", b"B")]
+
+
+async def test_a_subscriber_that_fails_keeps_the_frame_from_no_one(caplog):
+    log: list = []
+    fanout = _fanout(per_turn=10)
+    subs = [Sub("a", log), Sub("broken", log, fail=True), Sub("c", log)]
+    fanout.hand("t", b"f", subs)
+    assert log == [("a", b"f"), ("c", b"f")]
+    assert "could not be handed to a subscriber" in caplog.text
+
+
+async def test_a_frame_goes_to_the_subscribers_its_channel_had_when_it_was_taken_in():
+    log: list = []
+    fanout = _fanout(per_turn=1)
+    channel = set(_subs("ab", log))
+    fanout.hand("t", b"f", channel)
+    channel.add(Sub("late", log))  # joined after: its snapshot is read after the frame's commit
+    await _turns(3)
+    assert sorted(n for n, _ in log) == ["a", "b"]
+
+
+async def test_until_empty_returns_once_every_frame_is_out():
+    log: list = []
+    fanout = _fanout(per_turn=1)
+    fanout.hand("t", b"xyz", _subs("abc", log))
+    assert fanout.bytes == 3
+    waiter = asyncio.ensure_future(fanout.until_empty())
+    await _turns(1)
+    assert not waiter.done()
+    await asyncio.wait_for(waiter, 1)
+    assert len(log) == 3 and fanout.frames == 0 and fanout.bytes == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.lists(st.tuples(st.sampled_from("xyz"), st.integers(0, 2)), min_size=1, max_size=30))
+def test_every_subscriber_gets_its_channels_frames_once_and_in_order(per_turn, plan):
+    """Frames published on three channels (four subscribers each), the loop turning 0-2
+    times between them, with any slice: each subscriber gets exactly its channel's frames,
+    in the order they were published."""
+
+    async def run() -> dict:
+        log: list = []
+        fanout = _fanout(per_turn)
+        subs = {c: _subs([f"{c}{i}" for i in range(4)], log) for c in "xyz"}
+        for k, (channel, turns) in enumerate(plan):
+            fanout.hand(channel, b"%d" % k, subs[channel])
+            await _turns(turns)
+        await asyncio.wait_for(fanout.until_empty(), 5)
+        got: dict = {}
+        for name, frame in log:
+            got.setdefault(name, []).append(int(frame))
+        return got
+
+    got = asyncio.run(run())
+    for channel in "xyz":
+        sent = [k for k, (c, _) in enumerate(plan) if c == channel]
+        for i in range(4):
+            assert got.get(f"{channel}{i}", []) == sent
+
+
+async def test_the_plugin_paces_what_it_publishes_and_keeps_each_sockets_order():
+    """The memory backend's plugin (one process): a frame published reaches every subscriber
+    through the fan-out, a socket's feed in publication order."""
+    plugin = Channels(backend=MemoryChannelsBackend(), arbitrary_channels_allowed=True)
+    plugin.fanout.slice = 0.0  # one subscriber a turn
+    async with plugin:
+        got: dict[int, list[bytes]] = {}
+        subscribers = []
+        for i in range(5):
+            sub = await plugin.subscribe("t")
+            assert isinstance(sub, FeedSubscriber)
+            sub.attach(got.setdefault(i, []).append)
+            subscribers.append(sub)
+        for n in range(3):
+            plugin.publish(b"%d" % n, "t")
+        await _turns(2)
+        assert plugin.fanout.busy  # paced: not everyone has the first frame yet
+        await asyncio.wait_for(plugin.fanout.until_empty(), 5)
+        assert all(frames == [b"0", b"1", b"2"] for frames in got.values())
+
+
+async def test_frames_from_the_broker_are_paced_in_order_per_channel(own_redis, monkeypatch):
+    """Another process's frames, read off a real Redis: each subscriber here gets its
+    channel's frames in the order they were published, with the hand-out cut at every
+    subscriber and the broker's reader waiting for the fan-out at each frame."""
+    from redis.asyncio import Redis
+
+    from server import channels_backend
+    from server.channels_backend import ResilientPubSubBackend
+
+    monkeypatch.setattr(channels_backend, "FANOUT_HOLD_BYTES", 0)
+    _, url = own_redis
+
+    def plugin(prefix: str) -> Channels:
+        backend = ResilientPubSubBackend(redis=Redis.from_url(url), key_prefix=prefix)
+        return Channels(backend=backend, arbitrary_channels_allowed=True)
+
+    here, there = plugin("paced-here"), plugin("paced-there")
+    here.fanout.slice = 0.0
+    async with here, there:
+        got: dict[tuple[str, int], list[bytes]] = {}
+        heard_all = asyncio.Event()
+
+        def hear(key: tuple[str, int], frame: bytes) -> None:
+            got[key].append(frame)
+            if len(got) == 6 and all(len(v) == 20 for v in got.values()):
+                heard_all.set()
+
+        for channel in ("p1", "p2"):
+            for i in range(3):
+                sub = await here.subscribe(channel)
+                got[(channel, i)] = []
+                sub.attach(lambda frame, key=(channel, i): hear(key, frame))
+        frames = {"p1": [b"a%d" % n for n in range(20)], "p2": [b"b%d" % n for n in range(20)]}
+        for n in range(20):
+            await there.wait_published(frames["p1"][n], ["p1"])
+            await there.wait_published(frames["p2"][n], ["p2"])
+        await asyncio.wait_for(heard_all.wait(), 10)
+        for (channel, _), heard in got.items():
+            assert heard == frames[channel]
+
+
+async def test_a_crowd_hub_hands_on_through_the_fan_out_in_order():
+    """A crowd table's hub (``server.ws.hub``) hands its frames on through the plugin's
+    fan-out, on a line of its own: cut after every member, each socket still gets what
+    concerns it, in order, a RESYNC after the frames it says went by."""
+    from server.channels_backend import RESYNC
+    from server.ws import hub as hubs
+
+    from .test_crowd import ANN_BET, BOB_BET, RESULT, SETTLED, _Channels, _drain, _frame
+
+    channels, registry = _Channels(), {}
+    channels.fanout = _fanout(per_turn=1)
+    ann = await hubs.join(registry, channels, "t", "ann")
+    bob = await hubs.join(registry, channels, "t", "bob")
+    cy = await hubs.join(registry, channels, "t", "cy")
+    bets, result, lost = _frame(3, ANN_BET, BOB_BET), _frame(5, RESULT, SETTLED), _frame(9, ANN_BET)
+    for f in (bets, result, lost):
+        channels.source.queue.put_nowait(f)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert channels.fanout.busy  # handed on over several turns
+    await asyncio.wait_for(channels.fanout.until_empty(), 5)
+    assert _drain(ann) == [bets, result, RESYNC + b":5", lost]
+    assert _drain(bob) == [bets, result, RESYNC + b":5"]
+    assert _drain(cy) == [result, RESYNC + b":5"]
+    for m in (ann, bob, cy):
+        await hubs.leave(registry, "t", m)
