@@ -64,8 +64,9 @@ PUBLISH_BURST_BYTES = 1 << 20  # and bytes (a crowd's settlement is megabytes: a
 PUBLISH_PATIENCE = 15.0  # seconds a frame is tried (backing off) from when it was published
 CLOSING_PATIENCE = 2.0  # and at most this long once the channels stop (the process's exit waits)
 # Bytes of frames (each counted once, not per subscriber) waiting to be handed out past which
-# the broker is read no faster than they go: Redis then holds what follows, up to its own
-# limit for a subscriber's connection (32 MB by default, past which it drops it: a RESYNC).
+# the broker is not read until half of them are out: Redis holds what follows meanwhile, up
+# to its own limit for a subscriber's connection (32 MB by default, past which it drops the
+# connection: a RESYNC).
 FANOUT_HOLD_BYTES = 16 << 20
 
 
@@ -157,23 +158,24 @@ class Channels(ChannelsPlugin):
         return subscriber
 
     def publish(self, data: Any, channels: str | Iterable[str]) -> None:
-        """``data`` to ``channels``' subscribers here at the loop's next turn (in order: the
-        loop runs its callbacks first in, first out), and to the other processes through the
-        broker where there is one (the memory backend's process has no other)."""
+        """``data`` to ``channels``' subscribers here from the loop's next turn on (in order:
+        the loop runs its callbacks first in, first out, and a big frame's hand-out is paced
+        in order, ``server.fanout``), and to the other processes through the broker where
+        there is one (the memory backend's process has no other)."""
         frame, names = self._here(data, channels)
         queue = self._pub_queue
         if queue is not None and self._many is not None:
             queue.put_nowait((frame, names, time.monotonic()))
 
     async def wait_published(self, data: Any, channels: str | Iterable[str]) -> None:
-        """``publish``, returning once the broker has it (its subscribers here have it at the
-        loop's next turn, in order with the frames published before)."""
+        """``publish``, returning once the broker has it (its subscribers here have it from
+        the loop's next turn on, in order with the frames published before)."""
         frame, names = self._here(data, channels)
         if self._many is not None:
             await self._backend.publish(frame, names)
 
     def _here(self, data: Any, channels: str | Iterable[str]) -> tuple[bytes, list[str]]:
-        """The frame, handed to this process's subscribers at the loop's next turn."""
+        """The frame, handed to this process's subscribers from the loop's next turn on."""
         if self._pub_queue is None:
             raise RuntimeError("Plugin not yet initialized. Did you forget to call on_startup?")
         names = [channels] if isinstance(channels, str) else list(channels)
@@ -196,7 +198,7 @@ class Channels(ChannelsPlugin):
             if subscribers:
                 fanout.hand(channel, payload, subscribers)
             if fanout.bytes > FANOUT_HOLD_BYTES:
-                await fanout.until_empty()
+                await fanout.until_at_most(FANOUT_HOLD_BYTES // 2)
 
     @property
     def publish_queue(self) -> int:

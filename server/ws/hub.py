@@ -131,10 +131,10 @@ class Hub:
             if cut.public or cut.shared:  # something for everyone
                 self._all(frame)
                 continue
-            for player in cut.own:
-                mine = self.by_player.get(player)
-                if mine:
-                    self.fanout.hand(self.line, frame, mine)
+            # (one hand-out for all the sockets it concerns: counted once while it waits)
+            concerned = [m for player in cut.own for m in self.by_player.get(player, ())]
+            if concerned:
+                self.fanout.hand(self.line, frame, concerned)
 
     def _first(self, start: int) -> None:
         """The hub's first frame starts at ``start``: a socket whose snapshot is older (see

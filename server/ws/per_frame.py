@@ -4,7 +4,12 @@ A frame published on a table's channel reaches every subscriber in this process 
 same bytes object, so what each socket's feed or sender derives from it (its text, its
 seqs) is computed for the first socket and reused by the others: a settlement of thousands
 of bets is megabytes, sent to thousands of sockets. Results are keyed by the frame's
-identity; an entry holds its frame, so an id cannot be reused while it is cached."""
+identity; an entry holds its frame, so an id cannot be reused while it is cached.
+
+The least recently used entry goes first: a big frame handed out over many turns of the
+loop (``server.fanout``) stays while its sockets still ask for it, however many other
+tables' frames pass meanwhile (dropped first in, first out, it was framed again, and each
+copy held by the transports that had not yet sent it)."""
 
 from __future__ import annotations
 
@@ -23,12 +28,14 @@ class PerFrame(Generic[T]):
         self.cache: dict[int, tuple[bytes, T]] = {}
 
     def __call__(self, frame: bytes) -> T:
-        hit = self.cache.get(id(frame))
+        cache, key = self.cache, id(frame)
+        hit = cache.pop(key, None)
         if hit is not None and hit[0] is frame:
+            cache[key] = hit  # (the most recently used now)
             return hit[1]
         value = self.fn(frame)
         if len(frame) >= self.min_bytes:
-            if len(self.cache) >= self.size:
-                del self.cache[next(iter(self.cache))]  # the oldest
-            self.cache[id(frame)] = (frame, value)
+            if len(cache) >= self.size:
+                del cache[next(iter(cache))]  # the least recently used
+            cache[key] = (frame, value)
         return value

@@ -258,3 +258,89 @@ async def test_a_crowd_hub_hands_on_through_the_fan_out_in_order():
     assert _drain(cy) == [result, RESYNC + b":5"]
     for m in (ann, bob, cy):
         await hubs.leave(registry, "t", m)
+
+
+async def test_the_hand_outs_of_one_turn_share_its_budget():
+    """Three tables' frames in one turn (three callbacks): the budget is the turn's, not
+    each hand-out's; the third frame is cut and goes on at the next turn."""
+    log: list = []
+    fanout = _fanout(per_turn=3)
+    for channel in ("t1", "t2", "t3"):
+        fanout.hand(channel, channel.encode(), _subs([f"{channel}a", f"{channel}b"], log))
+    assert [n for n, _ in log] == ["t1a", "t1b", "t2a", "t2b", "t3a"]
+    await _turns(1)
+    assert [n for n, _ in log][-1] == "t3b" and not fanout.busy
+
+
+async def test_a_frame_handed_in_by_a_subscriber_waits_behind_the_one_being_handed_out():
+    """A subscriber that publishes on the channel while it is handed a frame (none does
+    today): the others still get the first frame first, cut short or not."""
+    for per_turn in (10, 1):
+        log: list = []
+        fanout = _fanout(per_turn=per_turn)
+        subs: list[Sub] = []
+        subs += [Echoing("a", log, fanout, subs), Sub("b", log), Sub("c", log)]
+        fanout.hand("t", b"1", subs)
+        await asyncio.wait_for(fanout.until_empty(), 5)
+        for name in "abc":
+            assert [f for n, f in log if n == name] == [b"1", b"2"], per_turn
+
+
+class Echoing(Sub):
+    """A subscriber that hands the channel's subscribers a frame when it is handed frame 1."""
+
+    def __init__(self, name: str, log: list, fanout: Fanout, subs: list) -> None:
+        super().__init__(name, log)
+        self.fanout, self.subs = fanout, subs
+
+    def put_nowait(self, frame: bytes) -> bool:
+        super().put_nowait(frame)
+        if frame == b"1":
+            self.fanout.hand("t", b"2", self.subs)
+        return True
+
+
+async def test_a_fan_out_behind_takes_more_of_each_turn():
+    """Nineteen frames waiting: the next turn's budget is a slice and 19/8 more (12
+    subscribers served instead of 4), so what waits cannot outgrow the loop."""
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    for k in range(20):
+        fanout.hand(f"t{k}", b"f", _subs([f"{k}a", f"{k}b"], log))
+    assert len(log) == 3 and fanout.frames == 19  # the first frame, then the second cut short
+    await _turns(1)
+    assert len(log) == 3 + 12
+
+
+async def test_the_brokers_reader_goes_on_once_half_of_what_waits_is_out():
+    """The reader waits while more than the mark is waiting, and goes on as soon as no more
+    is: not when everything is out (under load, that could be never)."""
+    log: list = []
+    fanout = _fanout(per_turn=1)
+    fanout.hand("t1", b"x" * 20, _subs("ab", log))  # cut after a
+    fanout.hand("t2", b"y" * 10, _subs([f"s{i}" for i in range(20)], log))  # behind it
+    assert fanout.bytes == 30
+    reader = asyncio.ensure_future(fanout.until_at_most(15))
+    while not reader.done():
+        await _turns(1)
+    assert fanout.busy and fanout.bytes == 10  # t1's frame is out, t2's still going
+    await asyncio.wait_for(fanout.until_empty(), 5)
+    assert len(log) == 22
+
+
+async def test_a_hub_frame_for_several_players_waits_as_one_frame():
+    from server.ws import hub as hubs
+
+    from .test_crowd import ANN_BET, BOB_BET, RESULT, SETTLED, _Channels, _frame
+
+    channels, registry = _Channels(), {}
+    channels.fanout = _fanout(per_turn=1)
+    members = [await hubs.join(registry, channels, "t", p) for p in ("ann", "bob", "cy")]
+    result, bets = _frame(2, RESULT, SETTLED), _frame(4, ANN_BET, BOB_BET)
+    channels.source.queue.put_nowait(result)  # to all three: cut after the first
+    channels.source.queue.put_nowait(bets)  # ann's and bob's: one hand-out, behind it
+    await asyncio.sleep(0)  # the hub's task takes both frames in one go (a queue with items: no wait)
+    assert channels.fanout.frames == 2 and channels.fanout.bytes == len(result) + len(bets)
+    await asyncio.wait_for(channels.fanout.until_empty(), 5)
+    for m in members:
+        await hubs.leave(registry, "t", m)

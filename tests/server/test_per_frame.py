@@ -32,3 +32,19 @@ def test_a_frames_seqs_are_read_once():
     assert (peek.seq, [e.seq for e in peek.events]) == (9, [5, 6, 7, 8, 9])
     assert batch_seqs(frame) is peek
 
+
+
+def test_a_frame_still_asked_for_outlives_the_frames_that_pass_meanwhile():
+    """A big frame handed out over many turns (``server.fanout``) while other tables' frames
+    pass: each socket that asks for it again keeps it, so it is framed once, not again after
+    every ``size`` other frames (each copy held by the transports that had not sent it)."""
+    from server.ws.direct import framed_of
+
+    framed_of.cache.clear()
+    settlement = b'{"type":"events","pad":"' + b"x" * 100_000 + b'"}'
+    once = framed_of(settlement)
+    for i in range(5 * framed_of.size):
+        framed_of(b'{"n":%d}' % i)  # another table's frame
+        if i % 10 == 0:
+            assert framed_of(settlement) is once  # the next socket of the settlement's hand-out
+    assert len(framed_of.cache) == framed_of.size
