@@ -167,7 +167,7 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
 # And how late the event loop ran its ticks: the longest the process held it in one go (a big
 # frame written to every socket).
 SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands",
-                     "casino_event_loop_lag_seconds")
+                     "casino_event_loop_lag_seconds", "casino_gc_pause_seconds")
 
 
 SUM = "sum"  # the key of a histogram's sum of observations beside its buckets' bounds

@@ -177,12 +177,12 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
               f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}",
               flush=True)
         if inside:
-            ack, commit, batch, lag = (inside[k] for k in SERVER_HISTOGRAMS)
+            ack, commit, batch, lag, collector = (inside[k] for k in SERVER_HISTOGRAMS)
             print(f"    the server's view: arrival at the table to ack mean {ack['mean'] * 1000:.1f} ms "
                   f"(p50 <= {ack['p50_le'] * 1000:g}, p99 <= {ack['p99_le'] * 1000:g}); commit mean "
                   f"{commit['mean'] * 1000:.1f} ms (p50 <= {commit['p50_le'] * 1000:g}, p99 <= "
                   f"{commit['p99_le'] * 1000:g}); {batch['mean']:.1f} commands a batch "
-                  f"({commit['count']:.0f} batches); {loop_lag(lag)}", flush=True)
+                  f"({commit['count']:.0f} batches); {loop_lag(lag)}; {gc_pauses(collector)}", flush=True)
     finally:
         bettors.stop()
         echoes.stop()
@@ -328,6 +328,7 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
                              "p50_socket_ms": percentile(arrivals, 50) * 1000,
                              "last_socket_ms": max(arrivals, default=float("nan")) * 1000, "cpu": cpu,
                              "loop_lag": inside["casino_event_loop_lag_seconds"] if inside else None,
+                             "gc_pauses": inside["casino_gc_pause_seconds"] if inside else None,
                              "health_checks": len(checks), "health_p50_ms": percentile(checks, 50) * 1000,
                              "health_max_ms": max(checks, default=float("nan")) * 1000}
         st = out["settlement"]
@@ -337,7 +338,8 @@ async def bench_crowd(srv: LoadServer, a: argparse.Namespace) -> dict:
               f"    its events frame: {st['frame_bytes'] / 1e6:.2f} MB to each socket; server RSS "
               f"{st['server_rss_mib']:.0f} MiB (peak {st['server_peak_rss_mib']:.0f} MiB)\n"
               f"    cores busy until the last socket had it: {cpu}\n"
-              f"    {loop_lag(st['loop_lag'])}; GET /health/live meanwhile: {st['health_checks']} checks, "
+              f"    {loop_lag(st['loop_lag'])}; {gc_pauses(st['gc_pauses'])}\n"
+              f"    GET /health/live meanwhile: {st['health_checks']} checks, "
               f"p50 {st['health_p50_ms']:.1f} ms, max {st['health_max_ms']:.0f} ms", flush=True)
     finally:
         players.stop()
@@ -470,6 +472,15 @@ async def keep_checking_live(url: str, out: list[float], every: float = 0.05) ->
             (await http.get("/health/live")).raise_for_status()
             out.append(time.monotonic() - t)
             await asyncio.sleep(every)
+
+
+def gc_pauses(pauses: dict[str, float] | None) -> str:
+    """The garbage collector's pauses in the server between two scrapes, in words."""
+    if not pauses:
+        return "gc pauses: not read"
+    if not pauses["count"]:
+        return "gc pauses: none"
+    return f"gc pauses: {pauses['count']:.0f}, the longest <= {pauses['max_le'] * 1000:g} ms"
 
 
 def loop_lag(lag: dict[str, float] | None) -> str:

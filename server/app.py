@@ -95,6 +95,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
             await seed(resources)
         live = metrics.watch(resources)  # GET /metrics: sockets, queues, tables owned, lease age
+        collector = metrics.watch_gc()  # ... and the garbage collector's pauses
         # The audit chain's sealer, unclaimed wins going to the house once their time is up,
         # and the event loop's lag timed for /metrics.
         chores = [asyncio.create_task(audit_chain.keep_sealing(pool)),
@@ -107,6 +108,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 chore.cancel()
             await asyncio.gather(*chores, return_exceptions=True)
             metrics.unwatch(live)
+            metrics.unwatch_gc(collector)
             for task in bots:
                 task.cancel()
             if bots:  # (bounded: a watcher's unsubscribe may wait for a broker that is away)

@@ -277,6 +277,12 @@ class Channels(ChannelsPlugin):
         due = published_at + PUBLISH_PATIENCE
         return due if self._closing_at is None else min(due, self._closing_at + CLOSING_PATIENCE)
 
+    async def _on_startup(self) -> None:
+        # A fan-out of its own for each start: one left from an earlier start on another
+        # loop (a stop that gave up with frames waiting) would wait for that loop's turns.
+        self.fanout = Fanout()
+        await super()._on_startup()
+
     async def _on_shutdown(self) -> None:
         # Litestar's waits for every frame queued to be published: with the broker away that
         # was for ever. Now a frame gets CLOSING_PATIENCE more, and an attempt that has not

@@ -9,9 +9,10 @@ to many sockets that one callback was long. A crowd's settlement at an ordinary 
 ``Fanout`` hands out frames until it has spent its budget of the loop's turn (``SLICE``
 seconds, shared by every hand-out of the turn), then leaves the rest to a later turn
 (``call_soon``: after every callback already ready). Meanwhile the tables commit, the
-sockets read and the leases are renewed. The budget grows with the frames waiting
-(``BACKLOG_STEP``): a fan-out that falls behind takes more of each turn until it catches
-up, so what waits cannot grow for ever (at worst it takes the loop, as before it was paced).
+sockets read and the leases are renewed. A channel whose next frame waits for the fan-out's
+time without its hand-out begun is evidence the fan-out is behind: the budget grows by a
+slice for every ``GROW_AFTER`` seconds the oldest such frame has waited, up to
+``MOST_SLICES``. A big frame, however long it takes, keeps one slice a turn.
 
 Order is per channel:
 
@@ -20,10 +21,15 @@ Order is per channel:
 * each frame goes to the subscribers the channel had when the frame was taken in (one
   that joins later has its snapshot read after the frame was committed).
 
-Channels with frames waiting take turns, the one cut short going last, so one table's
-big frame does not hold back another table's small ones for more than about a slice. The
-slow-client rule (``server.ws.outbox``) never sees a frame still waiting here: only what was
-handed to a socket counts against it.
+Channels with frames waiting take turns: the one cut short goes after every other, those
+that began to wait since included, so one table's big frame holds back another table's
+small ones for a turn or so, not for its whole fan-out. The slow-client rule
+(``server.ws.outbox``) never sees a frame still waiting here: only what was handed to a
+socket counts against it.
+
+What waits is bounded by time, not by size: a process that cannot send its tables' frames
+as fast as they come, even with ``MOST_SLICES`` of each turn, sees them pile up here
+(``casino_fanout_waiting_bytes``), as it did in its sockets' send queues before.
 """
 
 from __future__ import annotations
@@ -39,30 +45,37 @@ log = logging.getLogger("casino.channels")
 
 # Seconds of hand-outs in one turn of the loop. A small frame to a table's few sockets never
 # reaches it: only a big frame to many sockets is paced. It is also the fan-out's share of a
-# busy loop: with 5 ms (and no growth with the backlog), at a 2,000-player wheel the other
-# work of each turn left it seconds behind the bets' frames (BENCHMARKS, "A big frame paced
-# out"). Each subscriber served costs one clock read (≈ 50 ns, against microseconds for a
-# socket's feed).
+# busy loop: with 5 ms (and no growth), at a 2,000-player wheel the other work of each turn
+# left it seconds behind the bets' frames (BENCHMARKS, "A big frame paced out"). Each
+# subscriber served costs one clock read (≈ 50 ns, against microseconds for a socket's feed).
 SLICE = 0.02
-# Frames waiting for each further slice of a turn's budget: a fan-out behind by 8 frames
-# takes two slices a turn, by 80 eleven.
-BACKLOG_STEP = 8
+# A slice more of each turn for every GROW_AFTER seconds the oldest channel's frame not yet
+# begun has waited at its channel's head (for the fan-out's time alone), up to MOST_SLICES:
+# behind, the fan-out takes more of the loop (never by the count of frames waiting: while
+# anything waits every new frame queues, so the count follows the turn's length and a
+# longer turn made a longer budget, without end). A frame behind its own channel's big one
+# does not count: growing for it held the loop 100 ms a turn through a crowd's settlement.
+GROW_AFTER = 0.1
+MOST_SLICES = 5
 
 
 class Delivery:
-    """One frame, and the subscribers it has still to reach (from ``next`` on)."""
+    """One frame, the subscribers it has still to reach (from ``next`` on), and since when
+    it waits (set when it first waits)."""
 
-    __slots__ = ("frame", "subscribers", "next")
+    __slots__ = ("frame", "subscribers", "next", "since")
 
     def __init__(self, frame: bytes, subscribers: list[Any]) -> None:
-        self.frame, self.subscribers, self.next = frame, subscribers, 0
+        self.frame, self.subscribers, self.next, self.since = frame, subscribers, 0, 0.0
 
 
 class Fanout:
     """The frames of every channel of a process on their way to its subscribers."""
 
-    def __init__(self, slice_seconds: float = SLICE, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, slice_seconds: float = SLICE, clock: Callable[[], float] = time.monotonic, *,
+                 grow_after: float = GROW_AFTER, most_slices: float = MOST_SLICES) -> None:
         self.slice, self.clock = slice_seconds, clock
+        self.grow_after, self.most_slices = grow_after, most_slices
         # Channels with frames waiting, in the order they are served next; each one's frames
         # in publication order. Only cut-short hand-outs and what queued behind them are here.
         self.waiting: dict[str, deque[Delivery]] = {}
@@ -70,6 +83,7 @@ class Fanout:
         self.bytes = 0
         self._until: float | None = None  # when this turn's budget is spent (None: not begun)
         self._turn: asyncio.Handle | None = None
+        self._cut: str | None = None  # the channel cut short last: after every other at the next turn
         self._serving = False
         self._progress = asyncio.Event()  # set at the end of each later turn's hand-outs
 
@@ -84,11 +98,13 @@ class Fanout:
             return
         self._serving = True
         try:
-            done = self._serve(delivery, self._deadline())
+            done = self._serve(delivery, self._deadline(), must=False)
         finally:
             self._serving = False
         if not done:  # (first: a frame a subscriber handed in meanwhile came after it)
             self._wait(channel, delivery, first=True)
+            if delivery.next:
+                self._cut = channel
 
     @property
     def busy(self) -> bool:
@@ -108,17 +124,25 @@ class Fanout:
             await self._progress.wait()
 
     def _deadline(self) -> float:
-        """When this turn's budget is spent: begun by the turn's first hand-out, and
-        larger by a slice for every ``BACKLOG_STEP`` frames waiting."""
+        """When this turn's budget is spent: begun by the turn's first hand-out; a slice,
+        and more when a frame has waited without its hand-out begun (``GROW_AFTER``)."""
         if self._until is None:
-            self._until = self.clock() + self.slice * (1 + self.frames / BACKLOG_STEP)
-            asyncio.get_running_loop().call_soon(self._next_turn)
+            loop = asyncio.get_running_loop()
+            now = self.clock()
+            self._until = now + self.slice * self._slices(now)
+            loop.call_soon(self._next_turn)
         return self._until
+
+    def _slices(self, now: float) -> float:
+        oldest = min((d.since for queue in self.waiting.values() for d in _not_begun(queue)), default=now)
+        return min(self.most_slices, 1 + (now - oldest) / self.grow_after)
 
     def _next_turn(self) -> None:
         self._until = None
 
     def _wait(self, channel: str, delivery: Delivery, first: bool = False) -> None:
+        if not delivery.since:
+            delivery.since = self.clock()
         queue = self.waiting.get(channel)
         if queue is None:
             queue = self.waiting[channel] = deque()
@@ -132,18 +156,27 @@ class Fanout:
             self._turn = asyncio.get_running_loop().call_soon(self._go_on)
 
     def _go_on(self) -> None:
-        """A later turn: the channels waiting, in turn, until the budget is spent."""
+        """A later turn: the channels waiting, in turn, until the budget is spent (at least
+        one subscriber served, so the turn moves on even with its budget spent)."""
         self._turn = None
+        cut, self._cut = self._cut, None
+        if cut is not None and cut in self.waiting:  # behind the channels that began to wait since
+            self.waiting[cut] = self.waiting.pop(cut)
         deadline = self._deadline()
+        must = True
         try:
             for channel in list(self.waiting):
                 queue = self.waiting[channel]
                 while queue:
                     delivery = queue[0]
-                    if not self._serve(delivery, deadline):
+                    done = self._serve(delivery, deadline, must)
+                    must = False
+                    if not done:
                         # Cut short: this channel goes last, the others first at the next turn.
                         del self.waiting[channel]
                         self.waiting[channel] = queue
+                        if delivery.next:
+                            self._cut = channel
                         if self._turn is None:
                             self._turn = asyncio.get_running_loop().call_soon(self._go_on)
                         return
@@ -154,21 +187,36 @@ class Fanout:
         finally:
             self._progress.set()
 
-    def _serve(self, delivery: Delivery, deadline: float) -> bool:
-        """Hand the frame on until the deadline: whether every subscriber has it. At least
-        one is served each time, so a budget spent already still moves on."""
+    def _serve(self, delivery: Delivery, deadline: float, must: bool) -> bool:
+        """Hand the frame on until the deadline: whether every subscriber has it. The clock
+        is read before each subscriber, so no frame, even one to a single socket, goes out
+        past the budget; ``must``: the first one is served whatever the clock says."""
         frame, subscribers, clock = delivery.frame, delivery.subscribers, self.clock
         n = len(subscribers)
         i = delivery.next
-        while i < n:
-            subscriber = subscribers[i]
+        if must and i < n:
+            self._put(subscribers[i], frame)
             i += 1
-            try:
-                subscriber.put_nowait(frame)
-            except Exception:  # (one subscriber's failure never keeps a frame from the rest)
-                log.exception("a frame could not be handed to a subscriber")
-            if i < n and clock() >= deadline:
+        while i < n:
+            if clock() >= deadline:
                 delivery.next = i
                 return False
+            self._put(subscribers[i], frame)
+            i += 1
         delivery.next = n
         return True
+
+    @staticmethod
+    def _put(subscriber: Any, frame: bytes) -> None:
+        try:
+            subscriber.put_nowait(frame)
+        except Exception:  # (one subscriber's failure never keeps a frame from the rest)
+            log.exception("a frame could not be handed to a subscriber")
+
+
+def _not_begun(queue: deque[Delivery]) -> Iterable[Delivery]:
+    """The channel's first frame, if its hand-out has not begun: it waits for the fan-out's
+    time alone. (A frame behind its channel's frame cut short waits for that one, and a big
+    frame to thousands of sockets is long however the loop is shared: no growth for it.)"""
+    head = queue[0] if queue else None
+    return (head,) if head is not None and not head.next else ()

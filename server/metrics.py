@@ -3,8 +3,9 @@
 
 Counters and histograms live in prometheus_client's default registry and are recorded
 where things happen: the table runtime (accepted and refused commands, ack latency, commit
-time, batch sizes), the websocket (refusals before a table, server-side closes), and a
-chore that times the event loop itself (``keep_timing_the_loop``). They are
+time, batch sizes), the websocket (refusals before a table, server-side closes), a chore
+that times the event loop itself (``keep_timing_the_loop``) and a hook that times the
+garbage collector's pauses (``watch_gc``). They are
 cheap on the hot path: labels are bounded (a game kind, a command type, a refusal or close
 code; never a user or a table), and each runtime holds its game's children, so recording
 is an increment or an observe, no label lookup. What is a state rather than an event
@@ -18,6 +19,8 @@ aggregation comes with ``casino serve --workers``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -96,6 +99,44 @@ async def keep_timing_the_loop(tick: float = LOOP_TICK) -> None:
         due = loop.time() + tick
         await asyncio.sleep(tick)
         LOOP_LAG.observe(max(0.0, loop.time() - due))
+
+
+# The cyclic garbage collector's pauses: every thread and the loop stop while it runs, so a
+# collection of the whole heap shows as a late tick of the loop too (a debugging run put one
+# at 346 ms with 2,000 sockets open: BENCHMARKS, "A big frame paced out"). ``casino serve``
+# freezes its start-up heap and collects rarely (server/serve_cli.py); this says how long
+# each collection held the process when one came, by generation (2: the whole heap).
+GC_PAUSE = Histogram("casino_gc_pause_seconds", "How long one run of Python's cyclic garbage collector "
+                     "held the process (every table, socket and lease renewal with it), by generation "
+                     "(2: the whole heap)", ["generation"], buckets=(
+                         0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0))
+_gc_children = [GC_PAUSE.labels(str(g)) for g in range(3)]
+
+
+class GcTimer:
+    """A ``gc.callbacks`` entry observing each collection's pause (``watch_gc``)."""
+
+    def __init__(self) -> None:
+        self.began = 0.0
+
+    def __call__(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.began = time.perf_counter()
+        elif self.began:
+            _gc_children[info["generation"]].observe(time.perf_counter() - self.began)
+            self.began = 0.0
+
+
+def watch_gc() -> GcTimer:
+    """Time the collector's pauses from now on (the lifespan's; ``unwatch_gc`` at its end)."""
+    timer = GcTimer()
+    gc.callbacks.append(timer)
+    return timer
+
+
+def unwatch_gc(timer: GcTimer) -> None:
+    with contextlib.suppress(ValueError):
+        gc.callbacks.remove(timer)
 
 
 def refused(code: str) -> None:

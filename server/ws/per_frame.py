@@ -6,10 +6,11 @@ seqs) is computed for the first socket and reused by the others: a settlement of
 of bets is megabytes, sent to thousands of sockets. Results are keyed by the frame's
 identity; an entry holds its frame, so an id cannot be reused while it is cached.
 
-The least recently used entry goes first: a big frame handed out over many turns of the
-loop (``server.fanout``) stays while its sockets still ask for it, however many other
-tables' frames pass meanwhile (dropped first in, first out, it was framed again, and each
-copy held by the transports that had not yet sent it)."""
+The least recently used entry goes first, and a big frame (``big_bytes``) is kept apart
+from the small ones, in a few places of its own: a big frame handed out over many turns of
+the loop (``server.fanout``) stays while its sockets still ask for it, however many other
+tables' frames pass meanwhile. Dropped, it was framed again, and each copy was held by the
+transports that had not yet sent it: megabytes each."""
 
 from __future__ import annotations
 
@@ -20,22 +21,28 @@ T = TypeVar("T")
 
 
 class PerFrame(Generic[T]):
-    """``fn(frame)``, remembered for the last ``size`` frames of at least ``min_bytes``
-    (smaller frames cost less to redo than to cache)."""
+    """``fn(frame)``, remembered for the last ``size`` frames used of at least ``min_bytes``
+    (smaller frames cost less to redo than to cache), and apart from them for the last
+    ``big_size`` of at least ``big_bytes``."""
 
-    def __init__(self, fn: Callable[[bytes], T], *, size: int = 32, min_bytes: int = 4096) -> None:
+    def __init__(self, fn: Callable[[bytes], T], *, size: int = 32, min_bytes: int = 4096,
+                 big_size: int = 8, big_bytes: int = 64 * 1024) -> None:
         self.fn, self.size, self.min_bytes = fn, size, min_bytes
+        self.big_size, self.big_bytes = big_size, big_bytes
         self.cache: dict[int, tuple[bytes, T]] = {}
+        self.big: dict[int, tuple[bytes, T]] = {}
 
     def __call__(self, frame: bytes) -> T:
-        cache, key = self.cache, id(frame)
+        n = len(frame)
+        cache, size = (self.big, self.big_size) if n >= self.big_bytes else (self.cache, self.size)
+        key = id(frame)
         hit = cache.pop(key, None)
         if hit is not None and hit[0] is frame:
             cache[key] = hit  # (the most recently used now)
             return hit[1]
         value = self.fn(frame)
-        if len(frame) >= self.min_bytes:
-            if len(cache) >= self.size:
+        if n >= self.min_bytes:
+            if len(cache) >= size:
                 del cache[next(iter(cache))]  # the least recently used
             cache[key] = (frame, value)
         return value

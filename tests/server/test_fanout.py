@@ -2,8 +2,9 @@
 slice of the loop's time is spent, the rest at later turns, so the loop lets everything else
 in between; each channel's frames still reach each subscriber once, in publication order.
 
-The clock is the test's own: ``Ticks`` says when a slice is spent, so which subscriber is
-served at which turn is exact, not a matter of this machine's speed."""
+The clock is the test's own, and only the subscribers move it (each hand-out costs one
+unit), so which subscriber is served at which turn is exact, not a matter of this machine's
+speed."""
 
 from __future__ import annotations
 
@@ -18,9 +19,22 @@ from server.channels_backend import Channels, FeedSubscriber
 from server.fanout import Fanout
 
 
+class Clock:
+    """Time that passes only as subscribers are served (``Sub.put_nowait``)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+CLOCK = Clock()  # the running test's (each makes its fan-out with ``_fanout``)
+
+
 class Ticks:
-    """A clock that moves on by one at each read: with a slice of ``n``, a hand-out serves
-    ``n`` subscribers (one read each after the first) before it is cut short."""
+    """A clock that moves on at each read, for subscribers that do not move ``CLOCK`` (a
+    hub's members): with a slice under one, one subscriber a turn."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -35,16 +49,19 @@ class Sub:
         self.name, self.log, self.fail = name, log, fail
 
     def put_nowait(self, frame: bytes) -> bool:
+        CLOCK.now += 1
         if self.fail:
             raise RuntimeError("this subscriber is broken")
         self.log.append((self.name, frame))
         return True
 
 
-def _fanout(per_turn: int) -> Fanout:
-    # deadline = read + slice; the subscribers' reads come one per subscriber after the first:
-    # a slice of per_turn - 0.5 lets per_turn of them through.
-    return Fanout(slice_seconds=per_turn - 0.5, clock=Ticks())
+def _fanout(per_turn: int, grow_after: float = 1e9, most_slices: float = 5) -> Fanout:
+    """A fan-out whose turns serve ``per_turn`` subscribers (the clock is read before each:
+    a slice of per_turn - 0.5 lets per_turn through); no growth unless ``grow_after`` says."""
+    global CLOCK
+    CLOCK = Clock()
+    return Fanout(slice_seconds=per_turn - 0.5, clock=CLOCK, grow_after=grow_after, most_slices=most_slices)
 
 
 async def _turns(n: int = 1) -> None:
@@ -95,21 +112,24 @@ async def test_channels_take_turns_so_a_big_frame_does_not_hold_back_another_tab
     fanout.hand("big", b"B", _subs(["b1", "b2", "b3", "b4", "b5", "b6"], log))
     fanout.hand("small", b"s", _subs(["s1"], log))  # another table, while the big one waits
     assert log == [("b1", b"B"), ("b2", b"B")]
-    await _turns(1)  # b3, b4, and the big frame, cut again, goes behind the small one
-    await _turns(1)
-    assert log == [("b1", b"B"), ("b2", b"B"), ("b3", b"B"), ("b4", b"B"), ("s1", b"s"), ("b5", b"B"), ("b6", b"B")]
+    await _turns(1)  # the small table's frame first, though it came after the cut
+    assert log == [("b1", b"B"), ("b2", b"B"), ("s1", b"s"), ("b3", b"B")]
+    await _turns(2)
+    assert [n for n, _ in log if n.startswith("b")] == ["b1", "b2", "b3", "b4", "b5", "b6"]
     assert not fanout.busy
 
 
-async def test_a_channel_cut_short_goes_last_at_the_next_turn():
+async def test_a_channel_cut_short_goes_after_the_others_at_the_next_turn():
     log: list = []
     fanout = _fanout(per_turn=2)
     fanout.hand("a", b"A", _subs(["a1", "a2", "a3", "a4", "a5"], log))  # cut after a2
     fanout.hand("b", b"B", _subs(["b1", "b2", "b3"], log))  # waits behind
-    await _turns(1)  # a3, a4: a cut again, goes behind b
-    assert log[2:] == [("a3", b"A"), ("a4", b"A")]
-    await _turns(1)  # b first now
-    assert log[4:] == [("b1", b"B"), ("b2", b"B")]
+    await _turns(1)  # b first (it came after a was cut), and b is cut in turn
+    assert log[2:] == [("b1", b"B"), ("b2", b"B")]
+    await _turns(1)  # a again
+    assert log[4:] == [("a3", b"A"), ("a4", b"A")]
+    await _turns(2)
+    assert log[6:] == [("b3", b"B"), ("a5", b"A")]
 
 
 async def test_a_subscriber_that_fails_keeps_the_frame_from_no_one(caplog):
@@ -174,8 +194,8 @@ async def test_the_plugin_paces_what_it_publishes_and_keeps_each_sockets_order()
     """The memory backend's plugin (one process): a frame published reaches every subscriber
     through the fan-out, a socket's feed in publication order."""
     plugin = Channels(backend=MemoryChannelsBackend(), arbitrary_channels_allowed=True)
-    plugin.fanout.slice = 0.0  # one subscriber a turn
     async with plugin:
+        plugin.fanout.slice = 0.0  # one subscriber a turn
         got: dict[int, list[bytes]] = {}
         subscribers = []
         for i in range(5):
@@ -208,8 +228,8 @@ async def test_frames_from_the_broker_are_paced_in_order_per_channel(own_redis, 
         return Channels(backend=backend, arbitrary_channels_allowed=True)
 
     here, there = plugin("paced-here"), plugin("paced-there")
-    here.fanout.slice = 0.0
     async with here, there:
+        here.fanout.slice = 0.0
         got: dict[tuple[str, int], list[bytes]] = {}
         heard_all = asyncio.Event()
 
@@ -242,7 +262,7 @@ async def test_a_crowd_hub_hands_on_through_the_fan_out_in_order():
     from .test_crowd import ANN_BET, BOB_BET, RESULT, SETTLED, _Channels, _drain, _frame
 
     channels, registry = _Channels(), {}
-    channels.fanout = _fanout(per_turn=1)
+    channels.fanout = Fanout(slice_seconds=0.5, clock=Ticks())  # one member a turn
     ann = await hubs.join(registry, channels, "t", "ann")
     bob = await hubs.join(registry, channels, "t", "bob")
     cy = await hubs.join(registry, channels, "t", "cy")
@@ -262,14 +282,26 @@ async def test_a_crowd_hub_hands_on_through_the_fan_out_in_order():
 
 async def test_the_hand_outs_of_one_turn_share_its_budget():
     """Three tables' frames in one turn (three callbacks): the budget is the turn's, not
-    each hand-out's; the third frame is cut and goes on at the next turn."""
+    each hand-out's; the second frame is cut, the third waits, both go on at the next turn."""
     log: list = []
     fanout = _fanout(per_turn=3)
     for channel in ("t1", "t2", "t3"):
         fanout.hand(channel, channel.encode(), _subs([f"{channel}a", f"{channel}b"], log))
-    assert [n for n, _ in log] == ["t1a", "t1b", "t2a", "t2b", "t3a"]
+    assert [n for n, _ in log] == ["t1a", "t1b", "t2a"]
+    await _turns(1)  # t3 first: it began to wait after t2 was cut
+    assert [n for n, _ in log] == ["t1a", "t1b", "t2a", "t3a", "t3b", "t2b"] and not fanout.busy
+
+
+async def test_frames_to_one_socket_each_keep_to_the_budget_too():
+    """Five tables' frames to one socket each, in one turn: three fit the budget, the others
+    wait for the next turn (the clock is read before every subscriber, the first included)."""
+    log: list = []
+    fanout = _fanout(per_turn=3)
+    for k in range(5):
+        fanout.hand(f"t{k}", b"f", _subs([f"s{k}"], log))
+    assert [n for n, _ in log] == ["s0", "s1", "s2"] and fanout.frames == 2
     await _turns(1)
-    assert [n for n, _ in log][-1] == "t3b" and not fanout.busy
+    assert [n for n, _ in log] == ["s0", "s1", "s2", "s3", "s4"]
 
 
 async def test_a_frame_handed_in_by_a_subscriber_waits_behind_the_one_being_handed_out():
@@ -300,16 +332,34 @@ class Echoing(Sub):
         return True
 
 
-async def test_a_fan_out_behind_takes_more_of_each_turn():
-    """Nineteen frames waiting: the next turn's budget is a slice and 19/8 more (12
-    subscribers served instead of 4), so what waits cannot outgrow the loop."""
+async def _served_per_turn(fanout: Fanout, log: list, turns: int) -> list[int]:
+    counts = [len(log)]
+    for _ in range(turns):
+        await _turns(1)
+        counts.append(len(log) - sum(counts))
+    return counts
+
+
+async def test_a_fan_out_behind_takes_more_of_each_turn_up_to_a_bound():
+    """Six tables' frames wait for the fan-out's time, their hand-outs not begun, while a
+    big frame goes out: each turn's budget grows by a slice for every ``grow_after`` the
+    oldest of them has waited (here 2 units), up to ``most_slices`` (4 slices of 1.5: 6
+    subscribers, the clock read before each); once none waits unbegun, one slice again."""
     log: list = []
-    fanout = _fanout(per_turn=2)
-    for k in range(20):
-        fanout.hand(f"t{k}", b"f", _subs([f"{k}a", f"{k}b"], log))
-    assert len(log) == 3 and fanout.frames == 19  # the first frame, then the second cut short
-    await _turns(1)
-    assert len(log) == 3 + 12
+    fanout = _fanout(per_turn=2, grow_after=2, most_slices=4)
+    fanout.hand("a", b"big", _subs([f"a{i}" for i in range(40)], log))
+    for channel in "bcdefg":
+        fanout.hand(channel, b"f", _subs([f"{channel}{i}" for i in range(3)], log))  # since 2
+    assert await _served_per_turn(fanout, log, 6) == [2, 2, 3, 6, 6, 6, 2]
+
+
+async def test_a_big_frame_keeps_one_slice_a_turn_whatever_waits_behind_it():
+    """Its own table's next frame waits for it, not for the loop: no growth."""
+    log: list = []
+    fanout = _fanout(per_turn=2, grow_after=2, most_slices=4)
+    fanout.hand("t", b"big", _subs([f"s{i}" for i in range(40)], log))
+    fanout.hand("t", b"next", _subs(["x"], log))
+    assert await _served_per_turn(fanout, log, 6) == [2, 2, 2, 2, 2, 2, 2]
 
 
 async def test_the_brokers_reader_goes_on_once_half_of_what_waits_is_out():
@@ -334,7 +384,7 @@ async def test_a_hub_frame_for_several_players_waits_as_one_frame():
     from .test_crowd import ANN_BET, BOB_BET, RESULT, SETTLED, _Channels, _frame
 
     channels, registry = _Channels(), {}
-    channels.fanout = _fanout(per_turn=1)
+    channels.fanout = Fanout(slice_seconds=0.5, clock=Ticks())  # one member a turn
     members = [await hubs.join(registry, channels, "t", p) for p in ("ann", "bob", "cy")]
     result, bets = _frame(2, RESULT, SETTLED), _frame(4, ANN_BET, BOB_BET)
     channels.source.queue.put_nowait(result)  # to all three: cut after the first
@@ -344,3 +394,13 @@ async def test_a_hub_frame_for_several_players_waits_as_one_frame():
     await asyncio.wait_for(channels.fanout.until_empty(), 5)
     for m in members:
         await hubs.leave(registry, "t", m)
+
+
+async def test_each_start_of_the_plugin_has_a_fan_out_of_its_own():
+    """A stop that gave up with frames waiting (its patience spent) leaves nothing that a
+    later start of the same plugin would wait for."""
+    plugin = Channels(backend=MemoryChannelsBackend(), arbitrary_channels_allowed=True)
+    async with plugin:
+        first = plugin.fanout
+    async with plugin:
+        assert plugin.fanout is not first and not plugin.fanout.busy

@@ -130,6 +130,8 @@ async def test_bets_refusals_and_sockets_are_counted(floor, server):
         assert after.families["casino_ack_latency_seconds"].type == "histogram"
         # Per process: Python's own collectors come with the default registry.
         assert after.has("process_resident_memory_bytes")
+        # The collector's pauses, by generation (present from the start, at 0 if none came).
+        assert all(after.has("casino_gc_pause_seconds_count", generation=g) for g in "012")
 
         await bob.close()
         clients.remove(bob)

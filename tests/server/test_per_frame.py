@@ -35,16 +35,33 @@ def test_a_frames_seqs_are_read_once():
 
 
 def test_a_frame_still_asked_for_outlives_the_frames_that_pass_meanwhile():
-    """A big frame handed out over many turns (``server.fanout``) while other tables' frames
+    """A frame handed out over many turns (``server.fanout``) while other tables' frames
     pass: each socket that asks for it again keeps it, so it is framed once, not again after
     every ``size`` other frames (each copy held by the transports that had not sent it)."""
     from server.ws.direct import framed_of
 
     framed_of.cache.clear()
-    settlement = b'{"type":"events","pad":"' + b"x" * 100_000 + b'"}'
-    once = framed_of(settlement)
+    framed_of.big.clear()
+    first = (b'{"type":"events","pad":"' + b"x" * 5000 + b'"}')
+    once = framed_of(first)
     for i in range(5 * framed_of.size):
         framed_of(b'{"n":%d}' % i)  # another table's frame
         if i % 10 == 0:
-            assert framed_of(settlement) is once  # the next socket of the settlement's hand-out
+            assert framed_of(first) is once  # the next socket of its hand-out
     assert len(framed_of.cache) == framed_of.size
+
+
+def test_a_big_frame_is_not_pushed_out_by_small_ones_however_many():
+    """Between two turns of a settlement's hand-out a busy process frames more than ``size``
+    other frames: the settlement's framing, megabytes, stays in the big frames' places."""
+    from server.ws.direct import framed_of
+
+    framed_of.cache.clear()
+    framed_of.big.clear()
+    settlement = b'{"type":"events","pad":"' + b"x" * 200_000 + b'"}'
+    once = framed_of(settlement)
+    for turn in range(20):
+        for i in range(3 * framed_of.size):
+            framed_of(b'{"turn":%d,"n":%d}' % (turn, i))
+        assert framed_of(settlement) is once
+    assert list(framed_of.big) == [id(settlement)]
