@@ -9,10 +9,13 @@ to many sockets that one callback was long. A crowd's settlement at an ordinary 
 ``Fanout`` hands out frames until it has spent its budget of the loop's turn (``SLICE``
 seconds, shared by every hand-out of the turn), then leaves the rest to a later turn
 (``call_soon``: after every callback already ready). Meanwhile the tables commit, the
-sockets read and the leases are renewed. A channel whose next frame waits for the fan-out's
-time without its hand-out begun is evidence the fan-out is behind: the budget grows by a
-slice for every ``GROW_AFTER`` seconds the oldest such frame has waited, up to
-``MOST_SLICES``. A big frame, however long it takes, keeps one slice a turn.
+sockets read and the leases are renewed. A turn runs from one ``_next_turn`` to the next, so
+one iteration of the loop may spend what was left of the previous budget and then a fresh
+one: at most about two. A channel's frame at its channel's head, its hand-out not begun, is
+evidence the fan-out is behind: the budget grows by a slice for every ``GROW_AFTER``
+seconds the oldest such frame has waited there (the loop's other work counts: a busy loop
+gives the fan-out a little more), up to ``MOST_SLICES``. A big frame's own hand-out, and the
+frames behind it on its channel, do not grow it.
 
 Order is per channel:
 
@@ -61,7 +64,7 @@ MOST_SLICES = 5
 
 class Delivery:
     """One frame, the subscribers it has still to reach (from ``next`` on), and since when
-    it waits (set when it first waits)."""
+    it waits at its channel's head (for the fan-out's time, not for the frames before it)."""
 
     __slots__ = ("frame", "subscribers", "next", "since")
 
@@ -141,11 +144,11 @@ class Fanout:
         self._until = None
 
     def _wait(self, channel: str, delivery: Delivery, first: bool = False) -> None:
-        if not delivery.since:
-            delivery.since = self.clock()
         queue = self.waiting.get(channel)
         if queue is None:
             queue = self.waiting[channel] = deque()
+        if first or not queue:  # at its channel's head: it waits for the fan-out's time
+            delivery.since = self.clock()
         if first:
             queue.appendleft(delivery)
         else:
@@ -172,19 +175,22 @@ class Fanout:
                     done = self._serve(delivery, deadline, must)
                     must = False
                     if not done:
-                        # Cut short: this channel goes last, the others first at the next turn.
-                        del self.waiting[channel]
-                        self.waiting[channel] = queue
                         if delivery.next:
+                            # Cut short: this channel goes last, the others first at the next turn.
+                            del self.waiting[channel]
+                            self.waiting[channel] = queue
                             self._cut = channel
-                        if self._turn is None:
-                            self._turn = asyncio.get_running_loop().call_soon(self._go_on)
+                        # (else not begun: every channel before it was emptied, it is first)
                         return
                     queue.popleft()
                     self.frames -= 1
                     self.bytes -= len(delivery.frame)
+                    if queue:  # the next frame waits for the fan-out's time from now on
+                        queue[0].since = self.clock()
                 del self.waiting[channel]
         finally:
+            if self.waiting and self._turn is None:  # (cut short, or a subscriber raised past us)
+                self._turn = asyncio.get_running_loop().call_soon(self._go_on)
             self._progress.set()
 
     def _serve(self, delivery: Delivery, deadline: float, must: bool) -> bool:
@@ -194,16 +200,13 @@ class Fanout:
         frame, subscribers, clock = delivery.frame, delivery.subscribers, self.clock
         n = len(subscribers)
         i = delivery.next
-        if must and i < n:
-            self._put(subscribers[i], frame)
-            i += 1
         while i < n:
-            if clock() >= deadline:
-                delivery.next = i
+            if not must and clock() >= deadline:
                 return False
+            must = False
+            delivery.next = i + 1  # (first: a subscriber raising past ``_put`` is not tried again)
             self._put(subscribers[i], frame)
             i += 1
-        delivery.next = n
         return True
 
     @staticmethod

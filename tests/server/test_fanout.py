@@ -350,15 +350,17 @@ async def test_a_fan_out_behind_takes_more_of_each_turn_up_to_a_bound():
     fanout.hand("a", b"big", _subs([f"a{i}" for i in range(40)], log))
     for channel in "bcdefg":
         fanout.hand(channel, b"f", _subs([f"{channel}{i}" for i in range(3)], log))  # since 2
-    assert await _served_per_turn(fanout, log, 6) == [2, 2, 3, 6, 6, 6, 2]
+    assert await _served_per_turn(fanout, log, 6) == [2, 2, 3, 6, 6, 2, 2]
 
 
 async def test_a_big_frame_keeps_one_slice_a_turn_whatever_waits_behind_it():
-    """Its own table's next frame waits for it, not for the loop: no growth."""
+    """Its own table's next frame waits for it, not for the loop: no growth, not even when
+    the first ends just as a turn's budget does and the next reaches the head unbegun (its
+    wait at the head counts from then, not from when it was published)."""
     log: list = []
     fanout = _fanout(per_turn=2, grow_after=2, most_slices=4)
-    fanout.hand("t", b"big", _subs([f"s{i}" for i in range(40)], log))
-    fanout.hand("t", b"next", _subs(["x"], log))
+    fanout.hand("t", b"big", _subs([f"s{i}" for i in range(6)], log))  # its last at a turn's end
+    fanout.hand("t", b"next", _subs([f"x{i}" for i in range(40)], log))
     assert await _served_per_turn(fanout, log, 6) == [2, 2, 2, 2, 2, 2, 2]
 
 
@@ -404,3 +406,45 @@ async def test_each_start_of_the_plugin_has_a_fan_out_of_its_own():
         first = plugin.fanout
     async with plugin:
         assert plugin.fanout is not first and not plugin.fanout.busy
+
+
+async def test_a_channel_not_yet_begun_keeps_its_place():
+    """A turn's budget spent just before a channel's frame: that channel is first at the
+    next turn, not sent behind the channels that came after it (which, arriving as fast as
+    they go, would keep it waiting for ever)."""
+    log: list = []
+    fanout = _fanout(per_turn=2)
+    fanout.hand("a", b"A", _subs(["a1", "a2", "a3"], log))  # cut after a2
+    fanout.hand("b", b"f", _subs(["b1", "b2"], log))
+    fanout.hand("c", b"f", _subs(["c1"], log))
+    await _turns(1)  # b1, b2; then c is reached with the budget spent
+    assert [n for n, _ in log] == ["a1", "a2", "b1", "b2"]
+    fanout.hand("d", b"f", _subs(["d1"], log))  # a newcomer
+    await _turns(1)
+    assert [n for n, _ in log][4:] == ["c1", "a3"]
+
+
+class Gone(BaseException):
+    """Not an ``Exception``: past the fan-out's own catch (the loop reports it)."""
+
+
+async def test_a_subscriber_raising_past_the_fan_out_does_not_stop_it():
+    """The frames still waiting go on at the next turn."""
+    log: list = []
+    fanout = _fanout(per_turn=1)
+
+    class Raising(Sub):
+        def put_nowait(self, frame: bytes) -> bool:
+            CLOCK.now += 1
+            raise Gone
+
+    loop = asyncio.get_running_loop()
+    reported: list = []
+    handler = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: reported.append(context.get("exception")))
+    try:
+        fanout.hand("t", b"1", [Sub("a", log), Raising("x", log), Sub("b", log)])
+        await asyncio.wait_for(fanout.until_empty(), 5)
+    finally:
+        loop.set_exception_handler(handler)
+    assert [n for n, _ in log] == ["a", "b"] and len(reported) == 1 and isinstance(reported[0], Gone)
