@@ -164,8 +164,8 @@ def summarize_profile(raw: Path, top: int = 25) -> str:
 # The server's own histograms (GET /metrics), read around a phase: how much of the latency
 # the driver sees is the table's (queue wait, engine, commit), how long the commits took, how
 # many commands a batch held.
-# And how late the event loop ran its ticks: the longest the process held it in one go (a big
-# frame written to every socket).
+# And how late the event loop ran its ticks (the longest the process held it in one go), and
+# the garbage collector's pauses (one of the things that hold it).
 SERVER_HISTOGRAMS = ("casino_ack_latency_seconds", "casino_commit_seconds", "casino_batch_commands",
                      "casino_event_loop_lag_seconds", "casino_gc_pause_seconds")
 

@@ -185,20 +185,21 @@ class Channels(ChannelsPlugin):
 
     def _deliver(self, frame: bytes, names: list[str]) -> None:
         for name in dict.fromkeys(names):
-            subscribers = self._channels.get(name)
-            if subscribers:
-                self.fanout.hand(name, frame, subscribers)
+            self._hand(name, frame)
+
+    def _hand(self, channel: str, frame: bytes) -> None:
+        """A frame to the channel's subscribers here, paced (``server.fanout``): both paths'."""
+        subscribers = self._channels.get(channel)
+        if subscribers:
+            self.fanout.hand(channel, frame, subscribers)
 
     async def _sub_worker(self) -> None:
         # Litestar's hands a frame from the broker to every subscriber in one go; here it is
         # paced like the frames published here, and the broker read no faster than they go.
-        fanout = self.fanout
         async for channel, payload in self._backend.stream_events():
-            subscribers = self._channels.get(channel)
-            if subscribers:
-                fanout.hand(channel, payload, subscribers)
-            if fanout.bytes > FANOUT_HOLD_BYTES:
-                await fanout.until_at_most(FANOUT_HOLD_BYTES // 2)
+            self._hand(channel, payload)
+            if self.fanout.bytes > FANOUT_HOLD_BYTES:
+                await self.fanout.until_at_most(FANOUT_HOLD_BYTES // 2)
 
     @property
     def publish_queue(self) -> int:

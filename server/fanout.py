@@ -122,9 +122,7 @@ class Fanout:
 
     async def until_empty(self) -> None:
         """Until no frame waits."""
-        while self.waiting:
-            self._progress.clear()
-            await self._progress.wait()
+        await self.until_at_most(-1)
 
     def _deadline(self) -> float:
         """When this turn's budget is spent: begun by the turn's first hand-out; a slice,
@@ -204,17 +202,13 @@ class Fanout:
             if not must and clock() >= deadline:
                 return False
             must = False
-            delivery.next = i + 1  # (first: a subscriber raising past ``_put`` is not tried again)
-            self._put(subscribers[i], frame)
+            delivery.next = i + 1  # (first: a subscriber raising past the catch is not tried again)
+            try:
+                subscribers[i].put_nowait(frame)
+            except Exception:  # (one subscriber's failure never keeps a frame from the rest)
+                log.exception("a frame could not be handed to a subscriber")
             i += 1
         return True
-
-    @staticmethod
-    def _put(subscriber: Any, frame: bytes) -> None:
-        try:
-            subscriber.put_nowait(frame)
-        except Exception:  # (one subscriber's failure never keeps a frame from the rest)
-            log.exception("a frame could not be handed to a subscriber")
 
 
 def _not_begun(queue: deque[Delivery]) -> Iterable[Delivery]:
