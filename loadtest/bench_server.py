@@ -453,10 +453,8 @@ async def placed_urls(srv: LoadServer, tables: list[str], seconds: float = 90) -
 
 
 async def server_histograms(srv: LoadServer) -> dict[str, dict[float | str, float]] | None:
-    """The server's latency and batch histograms now; None where they cannot be read as one
-    process's (``--workers``: a scrape answers for one worker) or the scrape is refused."""
-    if srv.workers > 1:
-        return None
+    """The server's latency and batch histograms now (``--workers``: every worker's, summed;
+    a scrape of any answers for all); None where the scrape is refused."""
     async with httpx.AsyncClient() as http:
         r = await http.get(srv.url + "/metrics")
     return scrape_histograms(r.text) if r.status_code == 200 else None

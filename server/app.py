@@ -101,6 +101,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         chores = [asyncio.create_task(audit_chain.keep_sealing(pool)),
                   asyncio.create_task(unclaimed.keep_expiring(pool, resources.ledger)),
                   asyncio.create_task(metrics.keep_timing_the_loop())]
+        if resources.shared_metrics is not None:  # (several processes: the gauges every scrape reads)
+            chores.append(asyncio.create_task(metrics.keep_sharing(resources.shared_metrics)))
         try:
             yield
         finally:

@@ -12,8 +12,8 @@ is an increment or an observe, no label lookup. What is a state rather than an e
 (sockets open, send and table queue depths, tables owned, lease age) is read from the
 process's objects at scrape time by ``LiveCollector``: nothing on the hot path at all.
 
-Per process: with several processes each is scraped on its own (multi-process
-aggregation comes with ``casino serve --workers``).
+With ``casino serve --workers N`` a scrape of any worker answers for all of them
+(prometheus_client's multiprocess mode in the supervisor's folder: ``SharedGauges``).
 """
 
 from __future__ import annotations
@@ -22,12 +22,15 @@ import asyncio
 import collections
 import contextlib
 import gc
+import os
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import REGISTRY, Counter, Histogram, disable_created_metrics
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
+from prometheus_client.process_collector import ProcessCollector
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
@@ -209,87 +212,180 @@ def for_game(game: str) -> GameMetrics:
     return m
 
 
+# The live gauges: states, not events, read from the process's objects (``read_live``). A
+# single process reads them at each scrape (``LiveCollector``); the workers of ``casino serve
+# --workers N`` write them to their shared files (``SharedGauges``). (name, help, labels).
+LIVE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("casino_ws_sockets_open", "Websockets open on this process", ()),
+    ("casino_ws_send_queue_frames", "Frames waiting in the send queues of this process's sockets, all sockets "
+     "together", ()),
+    ("casino_ws_send_queue_frames_max", "Frames waiting in the longest send queue of one socket", ()),
+    ("casino_tables_owned", "Tables this process owns (holds the lease of and runs), by game kind", ("game",)),
+    ("casino_table_queue_commands", "Commands waiting for their table's next batch, all tables together", ()),
+    ("casino_table_queue_commands_max", "Commands waiting at the busiest table", ()),
+    ("casino_batches_waiting_commit", "Tables' batches ready and waiting for a statement in flight to land "
+     "(CASINO_COMMIT_FLIGHTS), to go together in the next", ()),
+    ("casino_lease_age_seconds", "Seconds since the oldest lease this process holds was last renewed (another "
+     "process may take a table whose lease is older than casino_lease_seconds)", ()),
+    ("casino_lease_seconds", "The lease period (CASINO_LEASE_SECONDS)", ()),
+    ("casino_db_pool_max", "The most PostgreSQL connections this process's pool may hold (CASINO_DB_POOL; a "
+     "worker of --workers N: its share of max_connections)", ()),
+    ("casino_db_pool_connections", "PostgreSQL connections the pool holds now", ()),
+    ("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)", ()),
+    ("casino_broker_publish_queue_frames", "Table frames not yet published to the other processes through the "
+     "broker: waiting, and the burst on its way (0 in a single process)", ()),
+    ("casino_fanout_waiting_frames", "Frames handed to some of their channel's subscribers here and waiting for "
+     "a later turn of the event loop to reach the rest (a big frame to many sockets is paced: server.fanout); "
+     "0 almost always", ()),
+    ("casino_fanout_waiting_bytes", "Their bytes, each frame counted once", ()),
+)
+
+Samples = list[tuple[tuple[str, ...], float]]
+
+
+def read_live(r: Resources) -> dict[str, Samples]:
+    """Each live gauge's samples now, by name (``LIVE``): sockets and their send queues, the
+    tables owned (by game kind), their command queues, the age of their leases, the
+    database pool, the frames waiting for the broker and for the fan-out."""
+    from server.kinds import KINDS  # (here: the kinds import the runtime, which imports this)
+
+    depths = [s.out.qsize() for s in list(r.sockets)]
+    manager = getattr(r, "manager", None)
+    runtimes = [rt for rt in (manager.runtimes.values() if manager is not None else ()) if not rt.stopped]
+    games = dict.fromkeys(KINDS, 0)  # every game kind of the build, 0 where none is owned
+    for rt in runtimes:
+        games[rt.kind.name] = games.get(rt.kind.name, 0) + 1
+    queued = [rt.queue.qsize() for rt in runtimes]
+    commits = getattr(r, "commits", None)
+    now = time.monotonic()
+    fanout = getattr(r.channels, "fanout", None)
+    values: dict[str, float | Samples] = {
+        "casino_ws_sockets_open": len(depths),
+        "casino_ws_send_queue_frames": sum(depths),
+        "casino_ws_send_queue_frames_max": max(depths, default=0),
+        "casino_tables_owned": [((game,), n) for game, n in sorted(games.items())],
+        "casino_table_queue_commands": sum(queued),
+        "casino_table_queue_commands_max": max(queued, default=0),
+        "casino_batches_waiting_commit": commits.waiting if commits is not None else 0,
+        "casino_lease_age_seconds": max((now - rt.leased_at for rt in runtimes), default=0.0),
+        "casino_lease_seconds": r.settings.lease_seconds,
+        "casino_db_pool_max": r.pool.get_max_size(),
+        "casino_db_pool_connections": r.pool.get_size(),
+        "casino_db_pool_idle": r.pool.get_idle_size(),
+        "casino_broker_publish_queue_frames": getattr(r.channels, "publish_queue", 0),
+        "casino_fanout_waiting_frames": fanout.frames if fanout is not None else 0,
+        "casino_fanout_waiting_bytes": fanout.bytes if fanout is not None else 0,
+    }
+    return {name: v if isinstance(v, list) else [((), float(v))] for name, v in values.items()}
+
+
 class LiveCollector(Collector):
-    """Gauges read from the process's objects at each scrape: sockets and their send queues,
-    the tables owned (by game kind), their command queues, the age of their leases, the
-    database pool and the frames waiting for the broker."""
+    """A single process's live gauges, read at each scrape: nothing on the hot path at all."""
 
     def __init__(self, resources: Resources) -> None:
         self.resources = resources
 
     def describe(self) -> Iterable[GaugeMetricFamily]:
-        return self._families()
-
-    def _families(self) -> list[GaugeMetricFamily]:
-        g = GaugeMetricFamily
-        return [
-            g("casino_ws_sockets_open", "Websockets open on this process"),
-            g("casino_ws_send_queue_frames", "Frames waiting in the send queues of this process's sockets, "
-              "all sockets together"),
-            g("casino_ws_send_queue_frames_max", "Frames waiting in the longest send queue of one socket"),
-            g("casino_tables_owned", "Tables this process owns (holds the lease of and runs), by game kind",
-              labels=["game"]),
-            g("casino_table_queue_commands", "Commands waiting for their table's next batch, all tables together"),
-            g("casino_table_queue_commands_max", "Commands waiting at the busiest table"),
-            g("casino_batches_waiting_commit", "Tables' batches ready and waiting for a statement in flight "
-              "to land (CASINO_COMMIT_FLIGHTS), to go together in the next"),
-            g("casino_lease_age_seconds", "Seconds since the oldest lease this process holds was last renewed "
-              "(another process may take a table whose lease is older than casino_lease_seconds)"),
-            g("casino_lease_seconds", "The lease period (CASINO_LEASE_SECONDS)"),
-            g("casino_db_pool_max", "The most PostgreSQL connections this process's pool may hold (CASINO_DB_POOL; "
-              "a worker of --workers N: its share of max_connections)"),
-            g("casino_db_pool_connections", "PostgreSQL connections the pool holds now"),
-            g("casino_db_pool_idle", "Of those, the ones not in use (0 with the pool at its max: work waits for one)"),
-            g("casino_broker_publish_queue_frames", "Table frames not yet published to the other processes "
-              "through the broker: waiting, and the burst on its way (0 in a single process)"),
-            g("casino_fanout_waiting_frames", "Frames handed to some of their channel's subscribers here and "
-              "waiting for a later turn of the event loop to reach the rest (a big frame to many sockets is "
-              "paced: server.fanout); 0 almost always"),
-            g("casino_fanout_waiting_bytes", "Their bytes, each frame counted once"),
-        ]
+        return [GaugeMetricFamily(name, help_, labels=list(labels)) for name, help_, labels in LIVE]
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
-         pool_idle, publish_q, fanout_frames, fanout_bytes) = self._families()
-        r = self.resources
-        depths = [s.out.qsize() for s in list(r.sockets)]
-        sockets.add_metric([], len(depths))
-        send_q.add_metric([], sum(depths))
-        send_max.add_metric([], max(depths, default=0))
-        manager = getattr(r, "manager", None)
-        runtimes = [rt for rt in (manager.runtimes.values() if manager is not None else ()) if not rt.stopped]
-        from server.kinds import KINDS  # (here: the kinds import the runtime, which imports this)
-
-        games = dict.fromkeys(KINDS, 0)  # every game kind of the build, 0 where none is owned
-        for rt in runtimes:
-            games[rt.kind.name] = games.get(rt.kind.name, 0) + 1
-        for game, n in sorted(games.items()):
-            owned.add_metric([game], n)
-        queued = [rt.queue.qsize() for rt in runtimes]
-        table_q.add_metric([], sum(queued))
-        table_max.add_metric([], max(queued, default=0))
-        commits = getattr(r, "commits", None)
-        waiting.add_metric([], commits.waiting if commits is not None else 0)
-        now = time.monotonic()
-        lease.add_metric([], max((now - rt.leased_at for rt in runtimes), default=0.0))
-        period.add_metric([], r.settings.lease_seconds)
-        pool_max.add_metric([], r.pool.get_max_size())
-        pool_size.add_metric([], r.pool.get_size())
-        pool_idle.add_metric([], r.pool.get_idle_size())
-        publish_q.add_metric([], getattr(r.channels, "publish_queue", 0))
-        fanout = getattr(r.channels, "fanout", None)
-        fanout_frames.add_metric([], fanout.frames if fanout is not None else 0)
-        fanout_bytes.add_metric([], fanout.bytes if fanout is not None else 0)
-        yield from (sockets, send_q, send_max, owned, table_q, table_max, waiting, lease, period, pool_max, pool_size,
-                    pool_idle, publish_q, fanout_frames, fanout_bytes)
+        values = read_live(self.resources)
+        for name, help_, labels in LIVE:
+            family = GaugeMetricFamily(name, help_, labels=list(labels))
+            for label_values, value in values[name]:
+                family.add_metric(list(label_values), value)
+            yield family
 
 
-def watch(resources: Resources) -> LiveCollector:
-    """Register the process's live gauges (the lifespan's; ``unwatch`` at its end)."""
-    collector = LiveCollector(resources)
-    REGISTRY.register(collector)
-    return collector
+# ---- several processes: every worker's metrics at any worker's scrape -----------------------
+# The supervisor of ``casino serve --workers N`` gives its workers a folder of their own
+# (PROMETHEUS_MULTIPROC_DIR, read by prometheus_client at import): each process's counters
+# and histograms live in files there, and a scrape of any worker reads them all (summed:
+# a worker that exited still counts what it did). Its live gauges cannot be read from
+# another process's objects, so each worker writes them there too, every SHARE_SECONDS and
+# at each scrape it answers itself; each keeps its ``pid`` label (prometheus_client's
+# ``liveall``: a worker that exits takes its gauges along, ``mark_process_dead``). The process
+# figures less often: reading them counts the open files, 18 ms with 20,000 sockets open.
+SHARE_SECONDS = 1.0
+FIGURES_EVERY = 15  # shares
 
 
-def unwatch(collector: LiveCollector) -> None:
-    REGISTRY.unregister(collector)
+def shared_dir() -> str | None:
+    """Where every worker's metrics files are (the supervisor's folder), or None: one process."""
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+class SharedGauges:
+    """This worker's live gauges, its process figures (resident memory, CPU, open files;
+    prometheus_client's ``process_*``) and ``casino_process_info``, in the shared files."""
+
+    def __init__(self, resources: Resources) -> None:
+        self.resources = resources
+        self.gauges = {name: Gauge(name, help_, list(labels), registry=None, multiprocess_mode="liveall")
+                       for name, help_, labels in LIVE}
+        info = Gauge("casino_process_info", "1 for each live process, with its owner id (CASINO_OWNER_ID: "
+                     "host:port/slot) beside its pid", ["owner"], registry=None, multiprocess_mode="liveall")
+        info.labels(resources.settings.owner_id).set(1)
+        self.process = ProcessCollector(registry=None)  # type: ignore[no-untyped-call]
+        self.figures: dict[str, Gauge] = {}
+
+    def refresh(self, figures: bool = True) -> None:
+        for name, samples in read_live(self.resources).items():
+            gauge = self.gauges[name]
+            for label_values, value in samples:
+                (gauge.labels(*label_values) if label_values else gauge).set(value)
+        if not figures:
+            return
+        for family in self.process.collect():
+            for sample in family.samples:
+                figure = self.figures.get(sample.name)
+                if figure is None:
+                    figure = self.figures[sample.name] = Gauge(sample.name, family.documentation, registry=None,
+                                                               multiprocess_mode="liveall")
+                figure.set(sample.value)
+
+    def close(self) -> None:
+        """This process stops: its gauges leave the scrapes (its counters stay in the sums)."""
+        mark_process_dead(os.getpid(), shared_dir())
+
+
+async def keep_sharing(shared: SharedGauges, every: float = SHARE_SECONDS) -> None:
+    """The lifespan's chore with several processes: this worker's gauges at most ``every`` old
+    at another worker's scrape (its process figures ``FIGURES_EVERY`` times that)."""
+    shares = 0
+    while True:
+        await asyncio.sleep(every)
+        shares += 1
+        shared.refresh(figures=shares % FIGURES_EVERY == 0)
+
+
+def scrape_registry(resources: Resources) -> CollectorRegistry:
+    """What ``GET /metrics`` answers: this process's registry, or with several processes
+    every worker's files (this one's gauges refreshed first)."""
+    if resources.shared_metrics is None:
+        return REGISTRY
+    resources.shared_metrics.refresh()
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def watch(resources: Resources) -> LiveCollector | SharedGauges:
+    """The process's live gauges from now on (the lifespan's; ``unwatch`` at its end): read
+    at each scrape, or with several processes written to the shared files (then
+    ``resources.shared_metrics``, which the lifespan keeps fresh with ``keep_sharing``)."""
+    if shared_dir() is None:
+        collector = LiveCollector(resources)
+        REGISTRY.register(collector)
+        return collector
+    shared = resources.shared_metrics = SharedGauges(resources)
+    shared.refresh()
+    return shared
+
+
+def unwatch(live: LiveCollector | SharedGauges) -> None:
+    if isinstance(live, LiveCollector):
+        REGISTRY.unregister(live)
+    else:
+        live.resources.shared_metrics = None
+        live.close()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # (the manager imports the kinds, which import server.policy,
     from server.auth import Tokens
     from server.config import Settings
     from server.manager import TableManager
+    from server.metrics import SharedGauges
     from server.store.limits import LimitsStore
 
 
@@ -45,6 +46,9 @@ class Resources:
         self.hubs: dict[str, Any] = {}
         # The tables' batch statements, several tables' batches in one (``server.commit_group``).
         self.commits = CommitGroup(settings, settings.commit_flights)
+        # With several processes, this worker's gauges in the files every worker's scrape reads
+        # (``server.metrics.SharedGauges``; None for a single process).
+        self.shared_metrics: SharedGauges | None = None
 
 
 def resources_of(app: Litestar) -> Resources:

@@ -25,6 +25,10 @@ SIGTERM to every worker (each closes its tables and hands their leases over), ki
 still running after ``STOP_SECONDS`` (at once on a second signal), then stops the embedded
 Redis it started and lets go of the embedded PostgreSQL, and exits 0.
 
+The workers' metrics are in one folder of the supervisor's (``PROMETHEUS_MULTIPROC_DIR``, a
+fresh one under the system's temporary folder, removed at the stop): a scrape of any worker
+answers for every worker (``server.metrics``); a worker that exits takes its gauges along.
+
 Workers live in a process group of their own (a terminal's Ctrl-C reaches the supervisor
 only, which stops them in order) and, on Linux, get SIGTERM if the supervisor dies.
 """
@@ -34,10 +38,12 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +84,7 @@ class Supervisor:
         self.listener: socket.socket | None = None
         self.env: dict[str, str] = {}
         self.pool = POOL_MAX  # each worker's database connections (set from the database in _schema)
+        self.metrics_dir: str | None = None  # every worker's metrics files (PROMETHEUS_MULTIPROC_DIR)
 
     # ---- signals ----------------------------------------------------------------------------
 
@@ -133,8 +140,9 @@ class Supervisor:
                 return 1
             port = self.listener.getsockname()[1]  # --port 0: the one the system chose
             base = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{port}"
+            self.metrics_dir = tempfile.mkdtemp(prefix="casino-metrics-")
             self.env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url,
-                        "CASINO_DB_POOL": str(self.pool)}
+                        "CASINO_DB_POOL": str(self.pool), "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir}
             self.slots = [Slot(i, f"{base}/{i}") for i in range(self.args.workers)]
             try:
                 self._placement(port)
@@ -148,6 +156,7 @@ class Supervisor:
                 self._start(slot, port)
             log.info("%d workers on http://%s:%d (database: %s, broker: %s)",
                      len(self.slots), self.args.host, port, db_where, broker)
+            log.info("GET /metrics on any of them answers for all (their files in %s)", self.metrics_dir)
             return self._watch(port)
         finally:
             self._stop_workers()
@@ -156,6 +165,8 @@ class Supervisor:
             for slot in self.slots:
                 if slot.own is not None:
                     slot.own.close()
+            if self.metrics_dir is not None:
+                shutil.rmtree(self.metrics_dir, ignore_errors=True)
             if started_redis is not None:
                 redis_embedded.stop_redis(started_redis)
             embedded.release_all()  # stops the embedded PostgreSQL if no other process uses it
@@ -238,11 +249,20 @@ class Supervisor:
                     delay = min(BACKOFF_SECONDS * 2 ** (len(slot.exits) - 1), BACKOFF_MAX_SECONDS)
                     log.warning("worker %d (pid %d) %s; restarting it in %.1f s",
                                 slot.index, slot.proc.pid, _how(code), delay)
+                    self._forget(slot.proc.pid)
                     slot.proc, slot.due = None, now + delay
                 if slot.proc is None and now >= slot.due:
                     self._start(slot, port)
             time.sleep(0.05)
         return 0
+
+    def _forget(self, pid: int) -> None:
+        """A worker that exited: its gauges leave the scrapes (a crash could not remove them
+        itself); its counters stay in the sums."""
+        from prometheus_client.multiprocess import mark_process_dead
+
+        if self.metrics_dir is not None:
+            mark_process_dead(pid, self.metrics_dir)
 
     def _start(self, slot: Slot, port: int) -> None:
         assert self.listener is not None

@@ -1,5 +1,6 @@
-"""``GET /metrics``: this process's Prometheus metrics (``server.metrics``), served by
-Litestar's Prometheus plugin (text format; outside the OpenAPI, like the health routes).
+"""``GET /metrics``: this process's Prometheus metrics (``server.metrics``), or with
+``casino serve --workers N`` every worker's, in the text format (a controller of Litestar's
+Prometheus plugin; outside the OpenAPI, like the health routes).
 
 Operators' scrapers call it without a user's token. Expose it on the internal network only;
 with ``CASINO_METRICS_TOKEN`` set, a scrape must also present ``Authorization: Bearer
@@ -11,11 +12,14 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
+from litestar import Request, Response, get
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
 from litestar.plugins.prometheus import PrometheusController
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from games.errors import GameError
+from server.metrics import scrape_registry
 from server.resources import resources_of
 
 
@@ -33,3 +37,10 @@ class MetricsController(PrometheusController):
     path = "/metrics"
     include_in_schema = False
     guards = [metrics_token]
+
+    @get()
+    async def get(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        # (Litestar's reads a fresh multiprocess registry too, but this worker's own gauges
+        # would then be up to a second old: ``scrape_registry`` refreshes them first.)
+        registry = scrape_registry(resources_of(request.app))
+        return Response(generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})

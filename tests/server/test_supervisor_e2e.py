@@ -10,8 +10,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,10 +18,9 @@ import asyncpg
 import httpx
 import pytest
 
-from games.db.embedded import PROJECT_DIR
 from games.db.pids import alive
 from games.db.pool import OUTSIDE_POOL, connection_limits, pool_share
-from loadtest.server_process import free_port, wait_healthy
+from helpers.servers import Supervised
 from server import redis_embedded
 
 pytestmark = [
@@ -31,60 +28,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("redis-server") is None,
                        reason="redis-server is not installed (apt-get install redis-server; ./dev does)"),
 ]
-
-STARTED = re.compile(r"worker (\d+) started: pid (\d+), owner (\S+)")
-
-
-class Supervised:
-    def __init__(self, db_url: str, log_dir: Path, redis_dir: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = log_dir / f"supervisor-{self.port}.log"
-        self.redis_dir = redis_dir
-        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CASINO_OWNER_ID", "CASINO_WORKERS")}
-        self.env = {**env, "DATABASE_URL": db_url, "CASINO_REDIS_DIR": str(redis_dir),
-                    "CASINO_JWT_SECRET": "supervisor-test-secret-" + "w" * 40,
-                    "CASINO_ADMIN_PASSWORD": "supervisor-admin-pass"}
-        self.proc: subprocess.Popen | None = None
-
-    def start(self) -> None:
-        with open(self.log_path, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "server.cli", "serve", "--workers", "2", "--no-demo", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--log-level", "info", "--no-access-log"],
-                cwd=PROJECT_DIR, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        wait_healthy(self.proc, self.url, self.log, 60)
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def workers(self) -> dict[int, list[int]]:
-        """Each slot's pids, in the order they were started."""
-        out: dict[int, list[int]] = {}
-        for slot, pid, _ in STARTED.findall(self.log()):
-            out.setdefault(int(slot), []).append(int(pid))
-        return out
-
-    def clean_up(self) -> None:
-        """Whatever a test left running is killed: the supervisor, every worker it started,
-        the Redis in its folder (and the folder)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        for pids in self.workers().values():
-            for pid in pids:
-                if alive(pid):
-                    os.kill(pid, signal.SIGKILL)
-        redis_embedded.stop_server(self.redis_dir, force=True)
-        shutil.rmtree(self.redis_dir.parent, ignore_errors=True)
-
-    def wait_for(self, text: str, seconds: float = 30) -> None:
-        deadline = time.monotonic() + seconds
-        while text not in self.log():
-            assert self.proc is not None and self.proc.poll() is None, self.log()[-3000:]
-            assert time.monotonic() < deadline, f"no {text!r} in:\n{self.log()[-3000:]}"
-            time.sleep(0.05)
-
 
 @pytest.fixture(scope="module")
 def supervised(db_url: str, tmp_path_factory):
@@ -143,11 +86,13 @@ def test_two_workers_on_one_port_a_crash_restarted_all_stopped(supervised: Super
     assert f"database pool: {share} connections per worker (max_connections {limit})" in sup.log()
     assert set(held) == {f"casino {owner}" for owner in owners}
     assert all(1 <= n <= share + OUTSIDE_POOL for n in held.values()), held  # (its LISTEN connection too)
+    pids = [pid for (pid,) in sup.workers().values()]
     with httpx.Client(base_url=sup.url) as http:
-        for _ in range(6):  # the kernel spreads the connections; every answer is a worker's
+        for _ in range(6):  # the kernel spreads the connections; any worker answers for both
             assert http.get("/health", headers={"Connection": "close"}).status_code == 200
-            scrape = http.get("/metrics", headers={"Connection": "close"}).text
-            assert f"casino_db_pool_max {share}.0" in scrape.splitlines()
+            scrape = http.get("/metrics", headers={"Connection": "close"}).text.splitlines()
+            for pid in pids:
+                assert f'casino_db_pool_max{{pid="{pid}"}} {share}.0' in scrape
         assert http.get("/health/ready").status_code == 200
     redis = redis_embedded.status(sup.redis_dir)
     assert redis.running and redis.pid and redis.users == [sup.proc.pid]
