@@ -22,12 +22,21 @@ import asyncio
 import collections
 import contextlib
 import gc
+import logging
 import os
 import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.process_collector import ProcessCollector
@@ -35,6 +44,8 @@ from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
     from server.resources import Resources
+
+log = logging.getLogger("casino")
 
 # No `_created` series beside each counter and histogram: timestamps of process start only.
 disable_created_metrics()  # type: ignore[no-untyped-call]
@@ -328,6 +339,7 @@ class SharedGauges:
         info.labels(resources.settings.owner_id).set(1)
         self.process = ProcessCollector(registry=None)  # type: ignore[no-untyped-call]
         self.figures: dict[str, Gauge] = {}
+        self.failing = False  # the last refresh of the chore raised (logged once a minute)
 
     def refresh(self, figures: bool = True) -> None:
         for name, samples in read_live(self.resources).items():
@@ -356,18 +368,27 @@ async def keep_sharing(shared: SharedGauges, every: float = SHARE_SECONDS) -> No
     while True:
         await asyncio.sleep(every)
         shares += 1
-        shared.refresh(figures=shares % FIGURES_EVERY == 0)
+        try:
+            shared.refresh(figures=shares % FIGURES_EVERY == 0)
+        except Exception:  # (a full disk under the folder): again at the next, the gauges kept as they were
+            if shares % 60 == 1 or not shared.failing:
+                log.exception("could not write this worker's gauges for the scrapes")
+            shared.failing = True
+        else:
+            shared.failing = False
 
 
-def scrape_registry(resources: Resources) -> CollectorRegistry:
+async def scrape(resources: Resources) -> bytes:
     """What ``GET /metrics`` answers: this process's registry, or with several processes
-    every worker's files (this one's gauges refreshed first)."""
+    every worker's files, this one's gauges refreshed first (its process figures as the
+    chore last wrote them), read in a thread: reading and parsing every worker's files
+    (those of workers that exited too) would hold the loop."""
     if resources.shared_metrics is None:
-        return REGISTRY
-    resources.shared_metrics.refresh()
+        return generate_latest(REGISTRY)
+    resources.shared_metrics.refresh(figures=False)
     registry = CollectorRegistry()
     MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-    return registry
+    return await asyncio.to_thread(generate_latest, registry)
 
 
 def watch(resources: Resources) -> LiveCollector | SharedGauges:

@@ -26,8 +26,9 @@ still running after ``STOP_SECONDS`` (at once on a second signal), then stops th
 Redis it started and lets go of the embedded PostgreSQL, and exits 0.
 
 The workers' metrics are in one folder of the supervisor's (``PROMETHEUS_MULTIPROC_DIR``, a
-fresh one under the system's temporary folder, removed at the stop): a scrape of any worker
-answers for every worker (``server.metrics``); a worker that exits takes its gauges along.
+fresh one under the system's temporary folder, named with its pid, removed at the stop; the
+next start removes one whose supervisor died): a scrape of any worker answers for every
+worker (``server.metrics``); a worker that exits takes its gauges along.
 
 Workers live in a process group of their own (a terminal's Ctrl-C reaches the supervisor
 only, which stops them in order) and, on Linux, get SIGTERM if the supervisor dies.
@@ -61,6 +62,7 @@ CRASH_LIMIT = 5  # exits of one slot within CRASH_WINDOW: it crash-loops, give u
 STOP_SECONDS = 30.0  # a worker's graceful stop, before it is killed
 BACKLOG = 2048  # uvicorn's default
 WS_URL = "ws://{host}:{port}/ws"  # a worker's websocket URL where CASINO_WS_URL gives no template
+METRICS_PREFIX = "casino-metrics-"  # + the supervisor's pid: its workers' metrics folder, in the temporary one
 
 
 @dataclass
@@ -105,6 +107,12 @@ class Supervisor:
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._signal)
+        # The workers' metrics folder is the supervisor's own (before anything here imports
+        # prometheus_client, which would write its files in one found in the environment).
+        if os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None):
+            log.warning("PROMETHEUS_MULTIPROC_DIR is ignored: the workers' metrics are in a folder of the "
+                        "supervisor's own")
+        sweep_metrics_dirs()
         started_redis: Path | None = None
         try:
             database_url = os.environ.get("DATABASE_URL") or None
@@ -140,7 +148,7 @@ class Supervisor:
                 return 1
             port = self.listener.getsockname()[1]  # --port 0: the one the system chose
             base = os.environ.get("CASINO_OWNER_ID") or f"{socket.gethostname()}:{port}"
-            self.metrics_dir = tempfile.mkdtemp(prefix="casino-metrics-")
+            self.metrics_dir = tempfile.mkdtemp(prefix=f"{METRICS_PREFIX}{os.getpid()}-")
             self.env = {**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url,
                         "CASINO_DB_POOL": str(self.pool), "PROMETHEUS_MULTIPROC_DIR": self.metrics_dir}
             self.slots = [Slot(i, f"{base}/{i}") for i in range(self.args.workers)]
@@ -305,6 +313,17 @@ class Supervisor:
                             "" if self.hurry else f" after {STOP_SECONDS:.0f} s")
                 slot.proc.kill()
             slot.proc.wait()
+
+
+def sweep_metrics_dirs() -> None:
+    """The metrics folders of supervisors that died without removing theirs (kill -9, the OOM
+    killer): each is named with its supervisor's pid."""
+    from games.db.pids import alive
+
+    for folder in Path(tempfile.gettempdir()).glob(f"{METRICS_PREFIX}*-*"):
+        pid = folder.name[len(METRICS_PREFIX):].split("-", 1)[0]
+        if folder.is_dir() and pid.isdigit() and not alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _listen(host: str, port: int) -> socket.socket:

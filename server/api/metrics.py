@@ -16,10 +16,10 @@ from litestar import Request, Response, get
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
 from litestar.plugins.prometheus import PrometheusController
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from games.errors import GameError
-from server.metrics import scrape_registry
+from server.metrics import scrape
 from server.resources import resources_of
 
 
@@ -40,7 +40,6 @@ class MetricsController(PrometheusController):
 
     @get()
     async def get(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        # (Litestar's reads a fresh multiprocess registry too, but this worker's own gauges
-        # would then be up to a second old: ``scrape_registry`` refreshes them first.)
-        registry = scrape_registry(resources_of(request.app))
-        return Response(generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST})
+        # (Litestar's reads a fresh multiprocess registry too, but on the event loop, and this
+        # worker's own gauges would be up to a second old: ``scrape`` refreshes them first.)
+        return Response(await scrape(resources_of(request.app)), headers={"Content-Type": CONTENT_TYPE_LATEST})
