@@ -249,6 +249,9 @@ LIVE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "a later turn of the event loop to reach the rest (a big frame to many sockets is paced: server.fanout); "
      "0 almost always", ()),
     ("casino_fanout_waiting_bytes", "Their bytes, each frame counted once", ()),
+    ("casino_heartbeat_timestamp_seconds", "Unix time these gauges were read: at the scrape for a single "
+     "process; with --workers, when the worker last wrote them (every second). The scrape's own time minus "
+     "this is how long a worker has not run (the others answered for it)", ()),
 )
 
 Samples = list[tuple[tuple[str, ...], float]]
@@ -286,6 +289,7 @@ def read_live(r: Resources) -> dict[str, Samples]:
         "casino_broker_publish_queue_frames": getattr(r.channels, "publish_queue", 0),
         "casino_fanout_waiting_frames": fanout.frames if fanout is not None else 0,
         "casino_fanout_waiting_bytes": fanout.bytes if fanout is not None else 0,
+        "casino_heartbeat_timestamp_seconds": time.time(),
     }
     return {name: v if isinstance(v, list) else [((), float(v))] for name, v in values.items()}
 
