@@ -89,6 +89,10 @@ WS_CLOSES = Counter("casino_ws_closes", "Websockets closed by the server, by clo
                     "(4001 unauthorized, 4003 token expired, 4008 too slow to read)", ["code"])
 for _code in ("4001", "4003", "4008"):  # present at 0 from the start (rate() needs a first sample)
     WS_CLOSES.labels(_code)
+# The refusals an alert watches, at 0 from the start too: increase() cannot see the first one
+# of a series that begins at 1 (deploy/prometheus/alerts.yml, CasinoInternalErrors).
+for _code in ("internal_error", "table_unavailable"):
+    REFUSALS.labels(_code)
 
 _refusals: dict[str, Any] = {}
 _closes: dict[int, Any] = {}
@@ -250,8 +254,8 @@ LIVE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      "0 almost always", ()),
     ("casino_fanout_waiting_bytes", "Their bytes, each frame counted once", ()),
     ("casino_heartbeat_timestamp_seconds", "Unix time these gauges were read: at the scrape for a single "
-     "process; with --workers, when the worker last wrote them (every second). The scrape's own time minus "
-     "this is how long a worker has not run (the others answered for it)", ()),
+     "process; with --workers, when the worker last wrote them (every second; the one answering, at the "
+     "scrape). The freshest of a host's minus a worker's is how long that worker has not run", ()),
 )
 
 Samples = list[tuple[tuple[str, ...], float]]

@@ -13,9 +13,9 @@ UNPACKED = PROJECT_DIR / ".casino" / "tools" / "prometheus" / "usr" / "bin"
 
 
 def tool(name: str) -> str | None:
-    """The path of ``promtool`` or ``prometheus``, or None where neither place has it."""
-    found = shutil.which(name)
-    if found:
-        return found
+    """The path of ``promtool`` or ``prometheus`` (the PATH's where it has both, as ``./dev``
+    decides), or None where neither place has it."""
+    if shutil.which("promtool") and shutil.which("prometheus"):
+        return shutil.which(name)
     path = UNPACKED / name
-    return str(path) if path.is_file() else None
+    return str(path) if path.is_file() else shutil.which(name)

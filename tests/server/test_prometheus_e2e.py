@@ -120,7 +120,9 @@ async def test_prometheus_scrapes_the_workers_and_its_alerts_fire(db_url, tmp_pa
         rules = await until(evaluated, 30)
         assert rules, await prometheus.get("/api/v1/rules")
         assert [r["name"] for r in rules if r["health"] != "ok" or r.get("lastError")] == []
-        assert await prometheus.firing() == []  # a healthy floor
+        # A healthy floor: none of the rules without a `for` fires (a loaded machine may hold
+        # a worker's loop half a second: that one is allowed).
+        assert names(await prometheus.firing()) <= {"CasinoEventLoopStalled"}
 
         # Worker 1 stops (SIGSTOP): worker 0 answers every scrape, with worker 1's gauges as
         # it last wrote them; their age says it has not run.
@@ -128,13 +130,13 @@ async def test_prometheus_scrapes_the_workers_and_its_alerts_fire(db_url, tmp_pa
         os.kill(stopped, signal.SIGSTOP)
 
         async def stalled() -> list[dict] | None:
-            alerts = await prometheus.firing()
-            return alerts if alerts else None
+            alerts = [a for a in await prometheus.firing() if a["labels"]["alertname"] == "CasinoWorkerStalled"]
+            return alerts or None
 
         alerts = await until(stalled, 40)
         assert alerts, await prometheus.get("/api/v1/alerts")
-        assert [(a["labels"]["alertname"], a["labels"]["pid"]) for a in alerts] == \
-            [("CasinoWorkerStalled", str(stopped))]
+        assert [a["labels"]["pid"] for a in alerts] == [str(stopped)]
+        assert names(await prometheus.firing()) <= {"CasinoWorkerStalled", "CasinoEventLoopStalled"}
         assert alerts[0]["annotations"]["summary"].startswith(f"127.0.0.1:{sup.port} (pid {stopped}) has not run for ")
         assert (await prometheus.query('up{job="casino"}')).popitem()[1] == 1.0
 
@@ -143,9 +145,9 @@ async def test_prometheus_scrapes_the_workers_and_its_alerts_fire(db_url, tmp_pa
 
         # It runs again: the stall resolves, and the worker's loop, held all that time, says
         # so in its lag histogram (the one it wrote the moment it ran again).
-        async def resolved() -> list[str] | None:
-            names = sorted(a["labels"]["alertname"] for a in await prometheus.firing())
-            return names if names == ["CasinoEventLoopStalled"] else None
+        async def resolved() -> set[str] | None:
+            now = names(await prometheus.firing())
+            return now if now == {"CasinoEventLoopStalled"} else None
 
         assert await until(resolved, 30), await prometheus.firing()
         sup.proc.send_signal(signal.SIGTERM)
@@ -157,3 +159,7 @@ async def test_prometheus_scrapes_the_workers_and_its_alerts_fire(db_url, tmp_pa
             prometheus.stop()
         sup.clean_up()
 
+
+
+def names(alerts: list[dict]) -> set[str]:
+    return {a["labels"]["alertname"] for a in alerts}
