@@ -135,7 +135,11 @@ class Fanout:
         return self._until
 
     def _slices(self, now: float) -> float:
-        oldest = min((d.since for queue in self.waiting.values() for d in _not_begun(queue)), default=now)
+        # The channels' first frames whose hand-out has not begun wait for the fan-out's time
+        # alone. (A frame behind its channel's frame cut short waits for that one, and a big
+        # frame to thousands of sockets is long however the loop is shared: no growth for it.
+        # A channel's queue here is never empty.)
+        oldest = min((queue[0].since for queue in self.waiting.values() if not queue[0].next), default=now)
         return min(self.most_slices, 1 + (now - oldest) / self.grow_after)
 
     def _next_turn(self) -> None:
@@ -210,10 +214,3 @@ class Fanout:
             i += 1
         return True
 
-
-def _not_begun(queue: deque[Delivery]) -> Iterable[Delivery]:
-    """The channel's first frame, if its hand-out has not begun: it waits for the fan-out's
-    time alone. (A frame behind its channel's frame cut short waits for that one, and a big
-    frame to thousands of sockets is long however the loop is shared: no growth for it.)"""
-    head = queue[0] if queue else None
-    return (head,) if head is not None and not head.next else ()

@@ -1,6 +1,6 @@
 """``GET /metrics``: this process's Prometheus metrics (``server.metrics``), or with
-``casino serve --workers N`` every worker's, in the text format (a controller of Litestar's
-Prometheus plugin; outside the OpenAPI, like the health routes).
+``casino serve --workers N`` every worker's, in prometheus_client's text format (outside the
+OpenAPI, like the health routes).
 
 Operators' scrapers call it without a user's token. Expose it on the internal network only;
 with ``CASINO_METRICS_TOKEN`` set, a scrape must also present ``Authorization: Bearer
@@ -12,10 +12,9 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from litestar import Request, Response, get
+from litestar import Controller, Request, Response, get
 from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
-from litestar.plugins.prometheus import PrometheusController
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from games.errors import GameError
@@ -33,13 +32,13 @@ def metrics_token(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHa
         raise GameError("unauthorized", "Metrics need the scrape token (Authorization: Bearer ...).")
 
 
-class MetricsController(PrometheusController):
+class MetricsController(Controller):
     path = "/metrics"
     include_in_schema = False
     guards = [metrics_token]
 
     @get()
     async def get(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        # (Litestar's reads a fresh multiprocess registry too, but on the event loop, and this
-        # worker's own gauges would be up to a second old: ``scrape`` refreshes them first.)
+        # (Not Litestar's PrometheusController: it reads a multiprocess registry on the event
+        # loop, and this worker's own gauges would be up to a second old.)
         return Response(await scrape(resources_of(request.app)), headers={"Content-Type": CONTENT_TYPE_LATEST})

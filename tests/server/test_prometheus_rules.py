@@ -112,3 +112,11 @@ def test_the_unit_tests_catch_a_rule_moved_off_its_threshold(old, new, tmp_path)
     moved = subprocess.run([PROMTOOL, "test", "rules", "alerts.test.yml"], cwd=tmp_path, capture_output=True,
                            text=True, timeout=120)
     assert moved.returncode != 0, f"the unit tests pass with {old!r} made {new!r}"
+
+
+def test_the_queue_alert_is_the_batch_size():
+    """A table's queue is alerted on past one batch's most commands: the runtime's, not a
+    number of the rules' own (a change of the batch size would leave the alert behind)."""
+    from server.runtime import BATCH
+
+    assert f"casino_table_queue_commands_max > {BATCH}" in (DEPLOY / "alerts.yml").read_text()
