@@ -63,16 +63,41 @@ def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str,
     return out
 
 
+def cpu_used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
+    """CPU seconds per group between the two readings: each process's (all of it for one
+    that started between them; one that ended between them is missing, not subtracted)."""
+    used = {"server": 0.0, "postgres": 0.0, "redis": 0.0, "driver": 0.0, "other": 0.0}
+    for pid, (group, now) in after.items():
+        was = before.get(pid)
+        used[group] += now - (was[1] if was and was[0] == group else 0.0)
+    return used
+
+
 def cpu_share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
               seconds: float) -> dict[str, float]:
-    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine): each
-    process's CPU time between the two readings (all of it for one that started between
-    them; one that ended between them is missing, not subtracted)."""
-    busy = {"server": 0.0, "postgres": 0.0, "redis": 0.0, "driver": 0.0, "other": 0.0}
-    for pid, (group, used) in after.items():
-        was = before.get(pid)
-        busy[group] += used - (was[1] if was and was[0] == group else 0.0)
-    return {k: round(v / seconds, 2) for k, v in busy.items()}
+    """Cores busy per group over ``seconds`` (2.0 = both cores of this machine)."""
+    return {k: round(v / seconds, 2) for k, v in cpu_used(before, after).items()}
+
+
+# The groups a load run is made of; "other" is whatever else the machine ran meanwhile.
+RUN_GROUPS = ("server", "postgres", "redis", "driver")
+
+
+def in_echo_round_trips(echo: dict, bets: dict) -> dict[str, float]:
+    """A bet's CPU by group, counted in the echo's round trips: each group's CPU seconds per
+    acked bet divided by the CPU seconds of one echo round trip, every group's together.
+    Both are ``phase`` results (``done``: operations; ``cpu_s``: CPU seconds by group);
+    "other" is left out of both. ``all`` is the sum: where both phases keep the same cores
+    busy, the bets' rate is the echo's divided by it, so 1 / ``all`` is the ratio that these
+    costs allow, whatever the machine."""
+    per_trip = cpu_per_operation(echo)
+    out = {g: bets["cpu_s"][g] / bets["done"] / per_trip for g in RUN_GROUPS}
+    return {**out, "all": sum(out.values())}
+
+
+def cpu_per_operation(phase: dict) -> float:
+    """CPU seconds per operation of a ``phase`` result, its run's groups together."""
+    return sum(phase["cpu_s"][g] for g in RUN_GROUPS) / phase["done"]
 
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int:

@@ -75,8 +75,11 @@ from loadtest.bench_measure import (
     SERVER_HISTOGRAMS,
     CpuProfile,
     cpu_by_group,
+    cpu_per_operation,
     cpu_share,
+    cpu_used,
     histogram_summary,
+    in_echo_round_trips,
     raise_fd_limit,
     rss_kib,
     scrape_histograms,
@@ -123,8 +126,9 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             cmd = {"op": op, "start_at": start, "end_at": start + seconds, **extra}
             cpu0, t0 = cpu_by_group(srv.pid, drivers), time.monotonic()
             results = await workers.run(cmd, seconds + 90)
-            cpu = cpu_share(cpu0, cpu_by_group(srv.pid, drivers), time.monotonic() - t0)
-            return {**merge(results, seconds), "cpu": cpu}
+            used = cpu_used(cpu0, cpu_by_group(srv.pid, drivers))
+            cpu = {k: round(v / (time.monotonic() - t0), 2) for k, v in used.items()}
+            return {**merge(results, seconds), "cpu": cpu, "cpu_s": used}
 
         if a.warmup > 0:  # a floor that has run a while: history in its tables, then ANALYZE
             await croupier.open_spins()
@@ -163,7 +167,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
                   f"{bets['spread']['late_max']:.0f} ms ({bets['spread']['late_over_1s']} of "
                   f"{bets['spread']['acked']} over 1 s, {bets['spread']['never']} never); first to last socket "
                   f"p99 {bets['spread']['p99']:.1f} ms\n"
-                  f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}", flush=True)
+                  f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}\n"
+                  f"    {bet_cost(echo, bets)}", flush=True)
             if profile_out:
                 return out
         peak = sum(r["bets"]["per_s"] for r in out["rounds"]) / len(out["rounds"])
@@ -174,8 +179,9 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         await croupier.settle_spins()
         out["half"] = {"target_per_s": peak / 2, **half, "server": inside}
         print(f"  half load: {half['per_s']:.0f} bets/s acked, p50 {half['p50']:.1f} ms, p95 {half['p95']:.1f} ms, "
-              f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}",
-              flush=True)
+              f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}; "
+              f"a bet's CPU {cpu_per_operation(half) / cpu_per_operation(out['rounds'][-1]['bets']):.2f} x the "
+              f"peak's", flush=True)
         if inside:
             ack, commit, batch, lag, collector = (inside[k] for k in SERVER_HISTOGRAMS)
             print(f"    the server's view: arrival at the table to ack mean {ack['mean'] * 1000:.1f} ms "
@@ -470,6 +476,17 @@ async def keep_checking_live(url: str, out: list[float], every: float = 0.05) ->
             (await http.get("/health/live")).raise_for_status()
             out.append(time.monotonic() - t)
             await asyncio.sleep(every)
+
+
+def bet_cost(echo: dict, bets: dict) -> str:
+    """A bet's CPU in the echo's round trips, in words: each group's share, the ratio those
+    costs allow where both phases keep the same cores busy, and that ratio were the server's
+    share free (what no work in the server can pass, on this machine)."""
+    c = in_echo_round_trips(echo, bets)
+    rest = c["all"] - c["server"]
+    return (f"a bet's CPU in echo round trips: server {c['server']:.1f}, PostgreSQL {c['postgres']:.1f}, Redis "
+            f"{c['redis']:.1f}, driver {c['driver']:.1f}; {c['all']:.1f} in all: a ratio of {1 / c['all']:.2f} on "
+            f"the same cores, {1 / rest if rest else float('inf'):.2f} were the server's free")
 
 
 def gc_pauses(pauses: dict[str, float] | None) -> str:
