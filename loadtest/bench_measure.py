@@ -5,6 +5,7 @@ summarised into self and inclusive shares, and the server's own CPU profile (``C
 from __future__ import annotations
 
 import collections
+import math
 import os
 import resource
 import shutil
@@ -87,17 +88,23 @@ def in_echo_round_trips(echo: dict, bets: dict) -> dict[str, float]:
     """A bet's CPU by group, counted in the echo's round trips: each group's CPU seconds per
     acked bet divided by the CPU seconds of one echo round trip, every group's together.
     Both are ``phase`` results (``done``: operations; ``cpu_s``: CPU seconds by group);
-    "other" is left out of both. ``all`` is the sum: where both phases keep the same cores
-    busy, the bets' rate is the echo's divided by it, so 1 / ``all`` is the ratio that these
-    costs allow, whatever the machine."""
+    "other" is left out of both. ``all`` is the sum. Where both phases keep the run's groups
+    equally busy (and "other" is near zero), the bets' rate is the echo's divided by it: an
+    estimate at that CPU use and at the batch sizes the run had. NaN where either phase did
+    nothing."""
     per_trip = cpu_per_operation(echo)
-    out = {g: bets["cpu_s"][g] / bets["done"] / per_trip for g in RUN_GROUPS}
-    return {**out, "all": sum(out.values())}
+    per_bet = {g: _per(bets["cpu_s"][g], bets["done"]) / per_trip if per_trip else math.nan for g in RUN_GROUPS}
+    return {**per_bet, "all": sum(per_bet.values())}
 
 
-def cpu_per_operation(phase: dict) -> float:
-    """CPU seconds per operation of a ``phase`` result, its run's groups together."""
-    return sum(phase["cpu_s"][g] for g in RUN_GROUPS) / phase["done"]
+def cpu_per_operation(*phases: dict) -> float:
+    """CPU seconds per operation of ``phase`` results taken together (their CPU over their
+    operations), the run's groups together; NaN where they did nothing."""
+    return _per(sum(p["cpu_s"][g] for p in phases for g in RUN_GROUPS), sum(p["done"] for p in phases))
+
+
+def _per(amount: float, count: int) -> float:
+    return amount / count if count else math.nan
 
 
 def rss_kib(pid: int, field: str = "VmRSS") -> int:

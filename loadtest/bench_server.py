@@ -56,6 +56,7 @@ import argparse
 import asyncio
 import collections
 import json
+import math
 import os
 import random
 import sys
@@ -127,7 +128,8 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             cpu0, t0 = cpu_by_group(srv.pid, drivers), time.monotonic()
             results = await workers.run(cmd, seconds + 90)
             used = cpu_used(cpu0, cpu_by_group(srv.pid, drivers))
-            cpu = {k: round(v / (time.monotonic() - t0), 2) for k, v in used.items()}
+            wall = time.monotonic() - t0
+            cpu = {k: round(v / wall, 2) for k, v in used.items()}
             return {**merge(results, seconds), "cpu": cpu, "cpu_s": used}
 
         if a.warmup > 0:  # a floor that has run a while: history in its tables, then ANALYZE
@@ -167,8 +169,9 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
                   f"{bets['spread']['late_max']:.0f} ms ({bets['spread']['late_over_1s']} of "
                   f"{bets['spread']['acked']} over 1 s, {bets['spread']['never']} never); first to last socket "
                   f"p99 {bets['spread']['p99']:.1f} ms\n"
-                  f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}\n"
-                  f"    {bet_cost(echo, bets)}", flush=True)
+                  f"    cores busy, echo: {echo['cpu']}; bets: {bets['cpu']}", flush=True)
+            if not profile_out:  # (a profiler in the server inflates its share)
+                print(f"    {bet_cost(echo, bets)}", flush=True)
             if profile_out:
                 return out
         peak = sum(r["bets"]["per_s"] for r in out["rounds"]) / len(out["rounds"])
@@ -180,8 +183,7 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
         out["half"] = {"target_per_s": peak / 2, **half, "server": inside}
         print(f"  half load: {half['per_s']:.0f} bets/s acked, p50 {half['p50']:.1f} ms, p95 {half['p95']:.1f} ms, "
               f"p99 {half['p99']:.1f} ms (driver lag max {half['lag']:.1f} ms)\n    cores busy: {half['cpu']}; "
-              f"a bet's CPU {cpu_per_operation(half) / cpu_per_operation(out['rounds'][-1]['bets']):.2f} x the "
-              f"peak's", flush=True)
+              f"a bet's CPU {half_cost(half, [r['bets'] for r in out['rounds']]):.2f} x the peak's", flush=True)
         if inside:
             ack, commit, batch, lag, collector = (inside[k] for k in SERVER_HISTOGRAMS)
             print(f"    the server's view: arrival at the table to ack mean {ack['mean'] * 1000:.1f} ms "
@@ -480,13 +482,23 @@ async def keep_checking_live(url: str, out: list[float], every: float = 0.05) ->
 
 def bet_cost(echo: dict, bets: dict) -> str:
     """A bet's CPU in the echo's round trips, in words: each group's share, the ratio those
-    costs allow where both phases keep the same cores busy, and that ratio were the server's
-    share free (what no work in the server can pass, on this machine)."""
+    costs allow at the run's CPU use (``in_echo_round_trips``), and that ratio were the
+    server's share free, at the same CPU use and batch sizes (an estimate, not a bound)."""
     c = in_echo_round_trips(echo, bets)
     rest = c["all"] - c["server"]
     return (f"a bet's CPU in echo round trips: server {c['server']:.1f}, PostgreSQL {c['postgres']:.1f}, Redis "
-            f"{c['redis']:.1f}, driver {c['driver']:.1f}; {c['all']:.1f} in all: a ratio of {1 / c['all']:.2f} on "
-            f"the same cores, {1 / rest if rest else float('inf'):.2f} were the server's free")
+            f"{c['redis']:.1f}, driver {c['driver']:.1f}; {c['all']:.1f} in all: a ratio of {_inverse(c['all']):.2f} "
+            f"at this CPU use, {_inverse(rest):.2f} were the server's free")
+
+
+def half_cost(half: dict, peak: list[dict]) -> float:
+    """A bet's CPU at half load over the peak's, the peak's rounds taken together."""
+    at_peak = cpu_per_operation(*peak)
+    return cpu_per_operation(half) / at_peak if at_peak else math.nan
+
+
+def _inverse(x: float) -> float:
+    return 1 / x if x else math.nan
 
 
 def gc_pauses(pauses: dict[str, float] | None) -> str:
