@@ -16,9 +16,9 @@ same path (Art. 9-15)::
     open_spin:    suspended -> open (the director alone)
 
 "Faites vos jeux" (``open``) takes bets; once the ball runs (``launched``) a bet is a
-late bet for the chef de table to accept (Art. 9), and nothing is taken back; "rien ne
-va plus" (``no_more_bets``) closes the layout until the result settles the spin
-(``settled``). "Rien va" (a void spin, Art. 10-11) takes ``launched`` or
+late bet for the chef de table to accept (Art. 9), and nothing is taken back, split
+(partage) or moved (a prisoner: Art. 12); "rien ne va plus" (``no_more_bets``) closes
+the layout until the result settles the spin (``settled``). "Rien va" (a void spin, Art. 10-11) takes ``launched`` or
 ``no_more_bets`` back to ``open`` with every bet in place; suspending or closing the
 table (Art. 15) returns every bet.
 
@@ -63,8 +63,10 @@ ALLOWED: dict[Phase, frozenset[str]] = {
         "place_bet", "place_announced", "same_again", "withdraw_bet", "choose_partage", "move_prisoner",
         "launch_ball", "last_spin", "suspend", "close_table", "mark_unclaimed", "refund_spin", *_ANY_TIME,
     )),
+    # Nothing is taken back once the ball runs (Art. 12): no partage, and no prisoner moved,
+    # which would also put chips on another chance with no chef to accept them (Art. 9).
     Phase.LAUNCHED: frozenset((
-        "place_bet", "place_announced", "same_again", "choose_partage", "move_prisoner",
+        "place_bet", "place_announced", "same_again",
         "accept_late", "refuse_late", "no_more_bets", "void_spin", "last_spin", "suspend", "close_table",
         *_ANY_TIME,
     )),
@@ -83,6 +85,9 @@ RNG_LATE = Refusal(
     "no_more_bets", "The ball is running: an RNG table takes no late bets (Art. 9 needs a chef de table)."
 )
 
+_PRISONER_STAYS = ("Partage and moves are taken while bets are open or after a result: once the ball is launched, "
+                   "an imprisoned bet plays the spin as it stands (Art. 12).")
+
 # Why a phase refuses a command: by the command...
 WHY: dict[str, Refusal] = {
     "open_spin": Refusal("wrong_phase", "Bets are already open or the spin is not settled yet."),
@@ -96,8 +101,8 @@ WHY: dict[str, Refusal] = {
     "last_spin": Refusal("table_closed", "The table is not playing."),
     "suspend": Refusal("wrong_phase", "The table is not playing."),
     "close_table": Refusal("table_closed", "The table is already closed."),
-    "choose_partage": Refusal("wrong_phase", "Rien ne va plus: the imprisoned bet plays this spin as it stands."),
-    "move_prisoner": Refusal("wrong_phase", "Rien ne va plus: the imprisoned bet plays this spin as it stands."),
+    "choose_partage": Refusal("wrong_phase", _PRISONER_STAYS),
+    "move_prisoner": Refusal("wrong_phase", _PRISONER_STAYS),
     "mark_unclaimed": Refusal(
         "wrong_phase", "Abandoned bets are taken while bets are open; unclaimed wins after a settlement."
     ),

@@ -111,10 +111,11 @@ LEGAL = [
     (Phase.CLOSED, True, CHEF, ["open_spin", "set_partage_preference", "register_societa", "mark_unclaimed"]),
     (Phase.OPEN, True, ANN, [*CHIPS, *PRISONERS]),
     (Phase.OPEN, True, CROUPIER, [*CHIPS, "launch_ball", "last_spin", *PRISONERS]),
-    (Phase.LAUNCHED, True, ANN, ["place_bet", "place_announced", "same_again", *PRISONERS]),
+    # Once the ball runs a prisoner stays as it is (Art. 12): its standing preference alone.
+    (Phase.LAUNCHED, True, ANN, ["place_bet", "place_announced", "same_again", "set_partage_preference"]),
     (Phase.LAUNCHED, True, CHEF, ["place_bet", "place_announced", "same_again", "accept_late", "refuse_late",
-                                  "no_more_bets", "void_spin", "last_spin", "suspend", "close_table", *PRISONERS,
-                                  "register_societa"]),
+                                  "no_more_bets", "void_spin", "last_spin", "suspend", "close_table",
+                                  "set_partage_preference", "register_societa"]),
     (Phase.NO_MORE_BETS, True, CROUPIER, ["result", "last_spin", "set_partage_preference"]),
     (Phase.SETTLED, True, DIRECTOR, ["open_spin", "last_spin", "suspend", "close_table", *PRISONERS,
                                      "register_societa", "change_settings", "raise_limit", "mark_unclaimed"]),
@@ -124,7 +125,7 @@ LEGAL = [
     # An RNG table: the server runs the wheel, only players stake, no late bets.
     (Phase.OPEN, False, SYSTEM, ["launch_ball", "refund_spin"]),
     (Phase.OPEN, False, CROUPIER, ["last_spin"]),
-    (Phase.LAUNCHED, False, ANN, PRISONERS),
+    (Phase.LAUNCHED, False, ANN, ["set_partage_preference"]),
     (Phase.LAUNCHED, False, SYSTEM, ["no_more_bets", "void_spin"]),
     (Phase.LAUNCHED, False, DIRECTOR, ["accept_late", "refuse_late", "last_spin", "suspend", "close_table",
                                        "register_societa", "change_settings", "raise_limit"]),

@@ -6,7 +6,7 @@ import pytest
 
 from games.commands import Actor
 from games.wagers import WagerPlaced, WagerSettled
-from helpers.actors import ANN, BOB, CROUPIER
+from helpers.actors import ANN, BOB, CHEF, CROUPIER
 from roulette.commands import (
     ChoosePartage,
     LaunchBall,
@@ -16,6 +16,7 @@ from roulette.commands import (
     PlaceBet,
     Result,
     SetPartagePreference,
+    VoidSpin,
     WithdrawBet,
 )  # fmt: skip
 from roulette.engine import RouletteTable
@@ -140,9 +141,8 @@ def test_partage_chosen_after_the_zero(reopen, refused):
     t.handle(LaunchBall(), CROUPIER)
     t.handle(NoMoreBets(), CROUPIER)
     t.handle(Result(number=0), CROUPIER)
-    if reopen:  # still possible once the next spin is open, and while its ball runs
+    if reopen:  # still possible once the next spin is open
         t.handle(OpenSpin(), CROUPIER)
-        t.handle(LaunchBall(), CROUPIER)
     refused(t, ChoosePartage(wager=w), BOB, "not_allowed")
     assert t.handle(ChoosePartage(wager=w), ANN) == [WagerSettled(w, "ann", 2000, 1000, 0, "partage")]
     assert t.state.bets == []
@@ -156,6 +156,30 @@ def test_no_choice_once_the_next_spin_is_closed(refused):
     t.handle(NoMoreBets(), CROUPIER)
     refused(t, ChoosePartage(wager=w), ANN, "wrong_phase")
     refused(t, MovePrisoner(wager=w, to="rouge"), ANN, "wrong_phase")
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "rng"])
+def test_no_partage_and_no_move_once_the_ball_runs(live, refused):
+    """Once the ball is launched nothing is taken back (Art. 12): half a prisoner returned by
+    partage would be, and a move takes it off its chance and puts it on another with no chef
+    to accept it (Art. 9). A player watching the ball at a live wheel could otherwise split
+    or switch a prisoner the ball is heading to lose. "Rien va" (a void spin) brings the
+    choice back with the bets."""
+    wheel = CROUPIER if live else Actor("system:t1", "system")
+    t = RouletteTable("t1", default_settings(live=live))
+    t.handle(OpenSpin(), wheel)
+    noir, pair = bet(t, ANN, "noir", 2000), bet(t, ANN, "pair", 1000)
+    t.handle(LaunchBall(), wheel)
+    t.handle(NoMoreBets(), wheel)
+    t.handle(Result(number=0), wheel)
+    t.handle(OpenSpin(), wheel)
+    t.handle(LaunchBall(), wheel)
+    for command in (ChoosePartage(wager=noir), MovePrisoner(wager=noir, to="rouge"), ChoosePartage(wager=pair)):
+        err = refused(t, command, ANN, "wrong_phase")
+        assert "once the ball is launched" in err.message
+    t.handle(VoidSpin(reason="the ball made fewer than three turns"), wheel if not live else CHEF)
+    assert t.handle(MovePrisoner(wager=noir, to="rouge"), ANN) == [PrisonerMoved(noir, "ann", "noir", "rouge")]
+    assert t.handle(ChoosePartage(wager=pair), ANN) == [WagerSettled(pair, "ann", 1000, 500, 0, "partage")]
 
 
 def test_move_a_prisoner_to_another_simple_chance(refused):
