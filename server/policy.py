@@ -72,8 +72,11 @@ def require_self_or(*roles: str) -> Guard:
     """A guard for ``/.../{user}/...`` routes and ``?user=``: the caller himself, or ``roles``."""
 
     def guard(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-        target = connection.path_params.get("user") or connection.query_params.get("user")
-        if target not in (None, connection.user.id) and connection.user.role not in roles:
+        # Every user the request names, in its path and in each ``?user=``: a handler reads
+        # one of them (the path's, or the last repeat), so none may be another player's.
+        named = [connection.path_params["user"]] if "user" in connection.path_params else []
+        named += connection.query_params.getall("user", [])
+        if connection.user.role not in roles and any(u != connection.user.id for u in named):
             raise GameError("forbidden", "You may see only your own wallet and rounds.")
 
     return guard

@@ -68,6 +68,11 @@ ROUTES = [
     ("GET", "/tables/{table_id}/rounds/{round_id}", None, {"player", "croupier", "chef"} | OVERSIGHT),
     ("GET", "/rounds", None, ALL),
     ("GET", "/rounds?user={user}", None, {"player"} | OVERSIGHT),
+    # ``?user=`` repeated: the handler reads the last, so every one must be the caller's own
+    # (bob naming himself first, then ann, was let through: an outside tester's find).
+    ("GET", "/rounds?user=mh-bob&user={user}", None, OVERSIGHT),
+    ("GET", "/rounds?user={user}&user=mh-bob", None, OVERSIGHT),
+    ("GET", "/accounts/{user}/balance?user=mh-bob", None, SEE_WALLETS),
     # Game recall (issue 17): a player's own rounds, or anyone's for oversight (never the cashier);
     # a dispute's replay for oversight (the roulette table's round, run again through a fresh engine).
     ("GET", "/players/{user}/recall", None, {"player"} | OVERSIGHT),
