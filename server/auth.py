@@ -124,6 +124,15 @@ class Principal(msgspec.Struct, frozen=True):
     currency: str = "CHF"
 
 
+SYSTEM_PREFIX = "system-"  # the server's own actor (``system_actor``): no user's name begins so
+
+
+def system_actor(of: str, currency: str) -> Principal:
+    """The server itself at a table or a tournament ``of``: its timers, recovery and seat
+    releases, as events, recall and the audit name it."""
+    return Principal(f"{SYSTEM_PREFIX}{of}", "system", currency)
+
+
 class Tokens:
     """Issues the bearer tokens that Litestar's JWT middleware (``make_jwt_auth``) checks."""
 

@@ -26,6 +26,7 @@ import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+import msgspec
 from litestar import Request
 from litestar.enums import ScopeType
 from litestar.middleware import ASGIMiddleware
@@ -77,7 +78,10 @@ class EdgeText(ASGIMiddleware):
 
 async def check_body(request: Request[Any, Any, Any]) -> None:
     """Litestar ``before_request``: a body, before it is decoded into the handler's data
-    (read once and kept for the handler)."""
+    (read once and kept for the handler): UTF-8, no forbidden text, and its JSON read as the
+    handler's ``data`` type strictly, each value of its own JSON type. Litestar converts
+    bodies leniently (``"500"``, ``500.0`` and ``1e3`` all become the integer an amount
+    wants), and money is whole minor units: the websocket's commands refuse all three."""
     if request.method in ("POST", "PUT", "PATCH"):
         body = await request.body()
         try:
@@ -85,3 +89,15 @@ async def check_body(request: Request[Any, Any, Any]) -> None:
         except UnicodeDecodeError:
             raise GameError("invalid_request", "The body is not UTF-8 text.") from None
         check_json(body)
+        data = request.route_handler.parsed_fn_signature.parameters.get("data")
+        if data is not None and body.strip() and _is_json(request.content_type[0]):
+            try:
+                msgspec.json.decode(body, type=data.annotation)  # (strict: msgspec's default)
+            except msgspec.ValidationError as exc:
+                raise GameError("invalid_request", f"Invalid request body: {exc}") from None
+            except msgspec.DecodeError:
+                pass  # not JSON: Litestar's own decoding answers it, as before
+
+
+def _is_json(media_type: str) -> bool:
+    return media_type in ("", "application/json") or media_type.endswith("+json")

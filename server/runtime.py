@@ -55,7 +55,7 @@ from games.errors import GameError
 from games.ledger.model import Post, Void
 from games.wagers import WagerPlaced
 from server import crowd, metrics, play_limits, store
-from server.auth import Principal
+from server.auth import Principal, system_actor
 from server.commit_group import OutcomeUnknown, outcome_unknown
 from server.companions import open_accounts
 from server.kinds.base import GameKind, TableInfo, Timer
@@ -159,7 +159,7 @@ class TableRuntime:
         # The server itself, for its timers, recovery and seat releases: "system-<table>" in
         # the events (the name clients and stored histories have always read). No login can
         # hold the role: the users table refuses it.
-        self.system = Principal(f"system-{info.id}", "system", info.currency)
+        self.system = system_actor(info.id, info.currency)
         self.queue: asyncio.Queue[Item] = asyncio.Queue()
         self.inflight: dict[tuple[str, str], asyncio.Future] = {}
         self.rejected: collections.OrderedDict[tuple[str, str], Rejected] = collections.OrderedDict()

@@ -39,7 +39,7 @@ from blackjack.tournament.spec import TournamentSpec, checked
 from games.errors import GameError
 from games.ledger.accounts import POINTS_CURRENCY
 from server import play_limits, store
-from server.auth import Principal
+from server.auth import Principal, system_actor
 from server.companions import Companion
 from server.kinds.base import TableInfo
 from server.protocol import Accepted, Rejected, encoder
@@ -148,7 +148,7 @@ class TournamentService:
                 raise GameError("table_exists", f"Table {table_id!r} is not tournament {tournament.id}'s: its "
                                                 "phase cannot be seated.")
             return
-        by = Principal(f"system-{tournament.id}", "system", tournament.currency)
+        by = system_actor(tournament.id, tournament.currency)
         service = TableService.of(self.resources)
         try:
             await service.create(by, "blackjack", "titano", spec.mode, POINTS_CURRENCY,
@@ -168,7 +168,7 @@ class TournamentDriver(Companion):
 
     def __init__(self, runtime: TableRuntime) -> None:
         super().__init__(runtime)
-        self.system = Principal(f"system-{runtime.info.id}", "system", runtime.info.currency)
+        self.system = system_actor(runtime.info.id, runtime.info.currency)
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         # Orders handed to the router and not answered yet, and those answered (applied);

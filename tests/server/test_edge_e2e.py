@@ -185,3 +185,30 @@ async def test_limits_are_bounded_and_typed(people):
     with pytest.raises(Rejected) as r:
         await ida.play(BJ, {"type": "sit", "box": 2, "cushion": True})
     assert r.value.code == "invalid_command"
+
+
+async def test_money_in_a_body_is_a_whole_json_integer(people, floor):
+    """Litestar converts a body's values leniently ("500", 500.0 and 1e3 all read as the
+    integer an amount wants, and the cashier paid them: an outside tester's find); the edge
+    reads each body as its route's type strictly first, as the websocket reads a command."""
+    ida, director = people["ida"], people["director"]
+    cashier = await floor.cashier()
+    try:
+        before = await ida.balance()
+        for amount in ("500", 500.0, 1e3, True, "5e2"):
+            for route in ("/cashier/deposit", "/cashier/cash-out"):
+                with pytest.raises(HTTPError) as e:
+                    await cashier.request("POST", route, json={"user": "ida", "amount": amount,
+                                                               "id": f"strict-{route[9:]}-{amount!r}"})
+                assert (e.value.status, e.value.code) == (400, "invalid_request"), (route, amount)
+                assert "Expected `int`" in e.value.problem["detail"], e.value.problem
+        with pytest.raises(HTTPError) as e:  # a limit too, and a nested field names its place
+            await director.request("PUT", f"/tables/{T1}/limits", json={"minimum": "500"})
+        assert (e.value.status, e.value.code) == (400, "invalid_request")
+        assert "$.minimum" in e.value.problem["detail"]
+        assert await ida.balance() == before  # nothing moved
+        receipt = await cashier.request("POST", "/cashier/deposit", json={"user": "ida", "amount": 500,
+                                                                           "id": "strict-whole"})
+        assert receipt["amount"] == 500 and (await ida.balance())["available"] == before["available"] + 500
+    finally:
+        await cashier.close()
