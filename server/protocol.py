@@ -14,7 +14,7 @@ decoded by that game's decoder once the table is known.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -32,6 +32,11 @@ class _Msg(msgspec.Struct, tag_field="type", forbid_unknown_fields=True):
     pass
 
 
+# A command's id: the table answers each once, and a retry again (so an empty one would make
+# every command sent with it a retry of the first); stored with its answer, hence bounded.
+Cid = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+
+
 # ---- client -> server ------------------------------------------------------------------
 
 
@@ -39,33 +44,33 @@ class Auth(_Msg, tag="auth"):
     """The connection's token: as its first frame when the handshake carried none (answered
     ``accepted``), or later to replace it before it expires."""
 
-    cid: str
+    cid: Cid
     token: str
 
 
 class Subscribe(_Msg, tag="subscribe"):
     """Follow a table. ``since``: the last seq seen, to resume without a snapshot."""
 
-    cid: str
+    cid: Cid
     table: str
     since: int | None = None
 
 
 class Unsubscribe(_Msg, tag="unsubscribe"):
-    cid: str
+    cid: Cid
     table: str
 
 
 class Play(_Msg, tag="play"):
     """A game command for a subscribed table, in that game's command format."""
 
-    cid: str
+    cid: Cid
     table: str
     command: msgspec.Raw
 
 
 class Ping(_Msg, tag="ping"):
-    cid: str = ""
+    cid: Annotated[str, msgspec.Meta(max_length=128)] = ""
 
 
 ClientMessage = Auth | Subscribe | Unsubscribe | Play | Ping

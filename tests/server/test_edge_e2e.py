@@ -212,3 +212,19 @@ async def test_money_in_a_body_is_a_whole_json_integer(people, floor):
         assert receipt["amount"] == 500 and (await ida.balance())["available"] == before["available"] + 500
     finally:
         await cashier.close()
+
+
+async def test_a_command_id_is_one_to_128_characters(people):
+    """The table answers a cid once and a retry again: an empty one made every later command
+    sent with it a retry of the first, silently not applied; and a cid is stored with its
+    answer, so one of thousands of characters was kept as it came (an outside tester's find)."""
+    ida = people["ida"]
+    play = {"type": "play", "table": T1, "command": {"type": "place_bet", "spot": "plein 4", "amount": 500}}
+    empty = await first_refusal(ida, json.dumps({**play, "cid": ""}))
+    assert (empty["type"], empty["code"]) == ("error", "invalid_message") and "$.cid" in empty["message"]
+    long = await first_refusal(ida, json.dumps({**play, "cid": "c" * 129}))
+    assert (long["type"], long["code"], long["cid"]) == ("rejected", "invalid_message", "c" * 129)
+    before = (await ida.balance())["available"]
+    assert (await ida.bet(T1, "plein 4", 500, cid="c" * 128))["type"] == "accepted"
+    assert (await ida.balance())["available"] == before - 500  # the refused two moved nothing
+    assert (await ida.command({"type": "ping"}))["type"] == "pong"  # the socket stayed
