@@ -124,7 +124,11 @@ class Principal(msgspec.Struct, frozen=True):
     currency: str = "CHF"
 
 
-SYSTEM_PREFIX = "system-"  # the server's own actor (``system_actor``): no user's name begins so
+SYSTEM = "system"  # the server's own actor where no table or tournament is its own: no user is named so
+SYSTEM_PREFIX = "system-"  # ... and at each of them (``system_actor``): no user's name begins so
+
+
+SERVER = Principal(SYSTEM, "system")  # the server where no table or tournament is its own
 
 
 def system_actor(of: str, currency: str) -> Principal:

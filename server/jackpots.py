@@ -21,12 +21,13 @@ from games.commands import Actor
 from games.errors import GameError
 from games.ledger import accounts
 from games.ledger.accounts import Kind
+from server.auth import SYSTEM
 from server.companions import Companion
 from server.money import jackpot_transfers
 from server.store import jackpots as pools
 
 log = logging.getLogger("casino.jackpots")
-_SERVER = Actor("system", "system")  # the pool's commands are the server's
+_SERVER = Actor(SYSTEM, "system")  # the pool's commands are the server's
 
 
 def config_of(engine: Any) -> Any:

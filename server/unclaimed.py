@@ -48,13 +48,13 @@ from games.ledger.accounts import Kind
 from games.ledger.model import MAX_REF, Transfer
 from games.ledger.store import Ledger
 from games.players import is_floor
-from server.auth import Principal
+from server.auth import SERVER, Principal
 from server.policy import COUNTERSIGN
 from server.store import audit
 
 DEFAULT_DAYS = 30  # Art. 19 / Art. 37 say "if not requested", no period: the house's setting
 CLAIMED, EXPIRED = "unclaimed_claimed", "unclaimed_expired"
-SYSTEM = Principal("system", "system")
+SYSTEM = SERVER
 
 Status = Literal["open", "claimed", "expired"]
 

@@ -53,11 +53,12 @@ class RouletteKind(GameKind):
 
     def new_engine(self, table: TableInfo) -> RouletteTable:
         s = table.settings
-        if not isinstance(s.get("crowd", False), bool):
-            raise GameError("invalid_settings", "A roulette table's crowd setting is true or false.")
+        for switch in ("crowd", "doubled_plein"):  # (bool("false") would be True)
+            if not isinstance(s.get(switch, False), bool):
+                raise GameError("invalid_settings", f"A roulette table's {switch} setting is true or false.")
         try:
             settings = default_settings(table.currency, minimum=s.get("minimum"),
-                                        doubled_plein=bool(s.get("doubled_plein", False)),
+                                        doubled_plein=s.get("doubled_plein", False),
                                         prison_on_zero=s.get("prison_on_zero", "lose"),
                                         live=table.mode == "live")
         except (TypeError, ValueError) as exc:

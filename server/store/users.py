@@ -11,7 +11,7 @@ from typing import NamedTuple
 import asyncpg
 
 from games.errors import GameError
-from server.auth import SYSTEM_PREFIX, Principal, hash_password, verify_password
+from server.auth import SERVER, SYSTEM, SYSTEM_PREFIX, Principal, hash_password, verify_password
 
 # Lowercase ASCII only: no two names a person reads as one ("Alice" and "alice", a Cyrillic
 # "а"), and every name usable in a ledger account id (never a colon: floor players' ids have one).
@@ -35,10 +35,12 @@ async def new_user(user_id: str, password: str) -> NewUser:
     if not isinstance(user_id, str) or not _USER_NAME.fullmatch(user_id):
         raise GameError("invalid_username", "A user name is 1-64 lowercase letters (a-z), digits, '-', '_' or '.', "
                                             "starting with a letter or digit.")
-    if user_id.startswith(SYSTEM_PREFIX):
-        # The server's own actor at each table and tournament is "system-<id>" in events,
-        # recall and the audit: no person may go by such a name.
-        raise GameError("reserved_username", f"Names beginning with {SYSTEM_PREFIX!r} are the server's own.")
+    if user_id == SYSTEM or user_id.startswith(SYSTEM_PREFIX):
+        # The server's own actor is "system" (unclaimed expiries, the jackpots, a login lock in
+        # the audit) or "system-<id>" at each table and tournament, in events, recall and the
+        # audit: no person may go by such a name.
+        raise GameError("reserved_username", f"{SYSTEM!r} and names beginning with {SYSTEM_PREFIX!r} are the "
+                                             "server's own.")
     if len(password) < 8:
         raise GameError("weak_password", "A password has at least 8 characters.")
     return NewUser(user_id, await hash_password(password))
@@ -146,7 +148,7 @@ async def authenticate(pool: asyncpg.Pool, user_id: str, password: str, address:
                                          user_id, address, lim.user_failures, lim.address_failures,
                                          lim.delay_seconds, lim.lock_seconds, lim.lock_failures, lim.lock_seconds)
             if failed and failed["locked_until"]:
-                await audit.record(conn, Principal("system", "system"), "auth.lock", user_id,
+                await audit.record(conn, SERVER, "auth.lock", user_id,
                                    {"failures": failed["failures"], "address": address,
                                     "until": failed["locked_until"].isoformat()})
     raise GameError("bad_credentials", "Wrong user name or password.")

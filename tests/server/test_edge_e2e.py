@@ -206,6 +206,14 @@ async def test_money_in_a_body_is_a_whole_json_integer(people, floor):
             await director.request("PUT", f"/tables/{T1}/limits", json={"minimum": "500"})
         assert (e.value.status, e.value.code) == (400, "invalid_request")
         assert "$.minimum" in e.value.problem["detail"]
+        # Litestar reads a body as JSON whatever its Content-Type says: so does the check.
+        for media_type in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", None):
+            headers = {"Authorization": f"Bearer {cashier.token}"}
+            if media_type:
+                headers["Content-Type"] = media_type
+            body = json.dumps({"user": "ida", "amount": "500", "id": f"strict-{media_type}"})
+            r = await cashier.http.post("/cashier/deposit", headers=headers, content=body)
+            assert (r.status_code, r.json()["code"]) == (400, "invalid_request"), media_type
         assert await ida.balance() == before  # nothing moved
         receipt = await cashier.request("POST", "/cashier/deposit", json={"user": "ida", "amount": 500,
                                                                            "id": "strict-whole"})

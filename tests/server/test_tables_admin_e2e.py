@@ -31,6 +31,8 @@ async def test_a_refused_table_leaves_nothing_behind(floor, db_url):
         for body, code in [
             ({"game": "roulette", "profile": "campione", "id": "atom-1"}, "table_exists"),
             ({"game": "roulette", "profile": "campione", "settings": {"minimum": "five"}}, "invalid_settings"),
+            # (bool("false") is True: a switch is a JSON boolean or nothing)
+            ({"game": "roulette", "profile": "campione", "settings": {"doubled_plein": "false"}}, "invalid_settings"),
             ({"game": "blackjack", "profile": "titano", "settings": {"min_bet": 10, "max_bet": 5}}, "bad_limits"),
             ({"game": "roulette", "profile": "nowhere"}, "unknown_profile"),
             ({"game": "roulette", "profile": "campione", "currency": "PTS"}, "points_not_transferable"),
