@@ -64,10 +64,15 @@ def cpu_by_group(server_pid: int, driver_pids: set[int]) -> dict[int, tuple[str,
     return out
 
 
+# The groups a load run is made of (``cpu_by_group``); "other" is whatever else the machine
+# ran meanwhile.
+RUN_GROUPS = ("server", "postgres", "redis", "driver")
+
+
 def cpu_used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]]) -> dict[str, float]:
     """CPU seconds per group between the two readings: each process's (all of it for one
     that started between them; one that ended between them is missing, not subtracted)."""
-    used = {"server": 0.0, "postgres": 0.0, "redis": 0.0, "driver": 0.0, "other": 0.0}
+    used = dict.fromkeys((*RUN_GROUPS, "other"), 0.0)
     for pid, (group, now) in after.items():
         was = before.get(pid)
         used[group] += now - (was[1] if was and was[0] == group else 0.0)
@@ -77,11 +82,12 @@ def cpu_used(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, f
 def cpu_share(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
               seconds: float) -> dict[str, float]:
     """Cores busy per group over ``seconds`` (2.0 = both cores of this machine)."""
-    return {k: round(v / seconds, 2) for k, v in cpu_used(before, after).items()}
+    return cores_busy(cpu_used(before, after), seconds)
 
 
-# The groups a load run is made of; "other" is whatever else the machine ran meanwhile.
-RUN_GROUPS = ("server", "postgres", "redis", "driver")
+def cores_busy(used: dict[str, float], seconds: float) -> dict[str, float]:
+    """CPU seconds per group (``cpu_used``) as cores busy over ``seconds``."""
+    return {k: round(v / seconds, 2) for k, v in used.items()}
 
 
 def in_echo_round_trips(echo: dict, bets: dict) -> dict[str, float]:

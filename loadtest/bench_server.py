@@ -75,6 +75,7 @@ from loadtest.bench_measure import (
     CPU_PROFILE_SITE,
     SERVER_HISTOGRAMS,
     CpuProfile,
+    cores_busy,
     cpu_by_group,
     cpu_per_operation,
     cpu_share,
@@ -128,9 +129,7 @@ async def bench_peak(srv: LoadServer, a: argparse.Namespace, profile_out: Path |
             cpu0, t0 = cpu_by_group(srv.pid, drivers), time.monotonic()
             results = await workers.run(cmd, seconds + 90)
             used = cpu_used(cpu0, cpu_by_group(srv.pid, drivers))
-            wall = time.monotonic() - t0
-            cpu = {k: round(v / wall, 2) for k, v in used.items()}
-            return {**merge(results, seconds), "cpu": cpu, "cpu_s": used}
+            return {**merge(results, seconds), "cpu": cores_busy(used, time.monotonic() - t0), "cpu_s": used}
 
         if a.warmup > 0:  # a floor that has run a while: history in its tables, then ANALYZE
             await croupier.open_spins()

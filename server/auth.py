@@ -124,11 +124,12 @@ class Principal(msgspec.Struct, frozen=True):
     currency: str = "CHF"
 
 
-SYSTEM = "system"  # the server's own actor where no table or tournament is its own: no user is named so
-SYSTEM_PREFIX = "system-"  # ... and at each of them (``system_actor``): no user's name begins so
-
-
-SERVER = Principal(SYSTEM, "system")  # the server where no table or tournament is its own
+# The server's own actor, as events, recall and the audit name it: ``SERVER`` where no table
+# or tournament is its own, ``system_actor`` at each of them. No user may take such a name
+# (``server.store.users.new_user``).
+SYSTEM = "system"
+SYSTEM_PREFIX = "system-"
+SERVER = Principal(SYSTEM, "system")
 
 
 def system_actor(of: str, currency: str) -> Principal:

@@ -22,6 +22,7 @@ games.errors.GameError: Text may not hold control characters (NUL, \\b, \\f, ...
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -99,22 +100,13 @@ async def check_body(request: Request[Any, Any, Any]) -> None:
                 pass  # not JSON: Litestar's own decoding answers it, as before
 
 
+@functools.cache
 def strict_decoder(handler: Any) -> msgspec.json.Decoder | None:
     """The strict JSON decoder of a route's ``data``, made once a route (None: it takes
     none, or a form's). Litestar reads a body as JSON whatever its Content-Type says unless
     the route declares a form, so the check must not lean on the header either."""
-    try:
-        return _decoders[handler]
-    except KeyError:
-        pass
     data = handler.parsed_fn_signature.parameters.get("data")
     form = getattr(data.kwarg_definition, "media_type", None) if data is not None else None
     if data is None or form in (RequestEncodingType.URL_ENCODED, RequestEncodingType.MULTI_PART):
-        decoder = None
-    else:
-        decoder = msgspec.json.Decoder(data.annotation)  # (strict: msgspec's default)
-    _decoders[handler] = decoder
-    return decoder
-
-
-_decoders: dict[Any, msgspec.json.Decoder | None] = {}
+        return None
+    return msgspec.json.Decoder(data.annotation)  # (strict: msgspec's default)

@@ -54,7 +54,6 @@ from server.store import audit
 
 DEFAULT_DAYS = 30  # Art. 19 / Art. 37 say "if not requested", no period: the house's setting
 CLAIMED, EXPIRED = "unclaimed_claimed", "unclaimed_expired"
-SYSTEM = SERVER
 
 Status = Literal["open", "claimed", "expired"]
 
@@ -240,7 +239,7 @@ async def countersign(pool: asyncpg.Pool, by: Principal, item: str) -> Unclaimed
 
 
 async def expire(pool: asyncpg.Pool, ledger: Ledger, *, as_of: datetime | None = None, days: int | None = None,
-                 by: Principal = SYSTEM) -> list[UnclaimedItem]:
+                 by: Principal = SERVER) -> list[UnclaimedItem]:
     """Every open, countersigned item recorded at least ``days`` before ``as_of`` (now) goes
     to its table's float (the bank); one not countersigned stays open (it is listed as
     ``awaiting_countersignature``). Idempotent: a second run finds nothing more to move."""
